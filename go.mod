@@ -1,0 +1,3 @@
+module github.com/useprickle/prickle
+
+go 1.26.8

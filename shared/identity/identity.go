@@ -1,0 +1,90 @@
+// Package identity says who is calling: an agent, known only from its bearer
+// token, never from a tool argument.
+package identity
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Token kinds.
+const (
+	KindAgent = "agent" // long-lived, minted by an admin, revocable
+	KindRun   = "run"   // short-lived, bound to (agent, task, run)
+)
+
+// Caller is the authenticated agent behind a request.
+type Caller struct {
+	Agent string // owner/agent
+	Owner string
+	Kind  string
+	// TaskID, RunID and ResumesRun are set for run tokens only.
+	TaskID     string
+	RunID      string
+	ResumesRun string
+}
+
+// Token is what the directory stores for a token: its hash and what it grants.
+type Token struct {
+	Hash       string
+	Kind       string
+	Agent      string
+	TaskID     string
+	RunID      string
+	ResumesRun string
+	ExpiresAt  *time.Time
+	Revoked    bool
+	CreatedAt  time.Time
+}
+
+// ErrUnknownToken means no usable token matches: unknown, revoked or expired.
+var ErrUnknownToken = errors.New("unknown, revoked or expired token")
+
+// TokenLookup finds a stored token by the hash of its secret.
+type TokenLookup interface {
+	TokenByHash(ctx context.Context, hash string) (Token, error)
+}
+
+// NewSecret returns a fresh token secret; it is shown once and stored only as its hash.
+func NewSecret(kind string) (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("token entropy: %w", err)
+	}
+	prefix := "prk_a_"
+	if kind == KindRun {
+		prefix = "prk_r_"
+	}
+	return prefix + base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// Hash is how a token secret is stored and looked up.
+func Hash(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// Authenticate turns a bearer secret into a Caller, refusing unknown,
+// revoked and expired tokens alike.
+func Authenticate(ctx context.Context, tokens TokenLookup, secret string, now time.Time) (Caller, error) {
+	secret = strings.TrimSpace(secret)
+	if secret == "" {
+		return Caller{}, ErrUnknownToken
+	}
+	t, err := tokens.TokenByHash(ctx, Hash(secret))
+	if err != nil {
+		return Caller{}, err
+	}
+	if t.Revoked || (t.ExpiresAt != nil && !now.Before(*t.ExpiresAt)) {
+		return Caller{}, ErrUnknownToken
+	}
+	owner, _, _ := strings.Cut(t.Agent, "/")
+	return Caller{Agent: t.Agent, Owner: owner, Kind: t.Kind, TaskID: t.TaskID, RunID: t.RunID, ResumesRun: t.ResumesRun}, nil
+}

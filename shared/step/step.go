@@ -1,0 +1,104 @@
+// Package step holds request_step's domain: a step is one exact call a woken
+// run wants to make, waiting for its owner's decision. It is pure: no AWS, no MCP.
+package step
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Status is where a step stands; the values are the seed enum.
+type Status string
+
+// Step statuses.
+const (
+	Pending   Status = "pending"
+	Approved  Status = "approved"
+	Refused   Status = "refused"
+	Expired   Status = "expired"
+	Withdrawn Status = "withdrawn"
+	Consumed  Status = "consumed"
+)
+
+// UseWindow is how long an approved step may be used.
+const UseWindow = 15 * time.Minute
+
+// DefaultPendingDeadline is how long a step waits for its owner unless the project says otherwise.
+const DefaultPendingDeadline = 24 * time.Hour
+
+// Step is one exact call asked of an owner.
+type Step struct {
+	ID          string          `json:"step_id"`
+	TaskID      string          `json:"task_id"`
+	Project     string          `json:"project"`
+	Agent       string          `json:"agent"`
+	RunID       string          `json:"run_id"`
+	ToolName    string          `json:"tool_name"`
+	Input       json.RawMessage `json:"input"`
+	Fingerprint string          `json:"fingerprint"`
+	Kind        string          `json:"kind,omitempty"`
+	Target      string          `json:"target,omitempty"`
+	Amount      *Amount         `json:"amount,omitempty"`
+	Reason      string          `json:"reason,omitempty"`
+	Status      Status          `json:"status"`
+	Message     string          `json:"message,omitempty"`
+	DecidedBy   string          `json:"decided_by,omitempty"`
+	DecidedAt   *time.Time      `json:"decided_at,omitempty"`
+	CreatedAt   time.Time       `json:"created_at"`
+	// ExpiresAt is when the step stops being usable: the pending deadline,
+	// then 15 minutes after approval. The store's TTL attribute follows it.
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// Amount is what a spending step would spend.
+type Amount struct {
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
+
+// Canonical returns input as canonical JSON (sorted keys, no insignificant
+// space) so that the same call always has the same bytes.
+func Canonical(input json.RawMessage) ([]byte, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("step input is not JSON: %w", err)
+	}
+	// encoding/json sorts map keys and writes no extra space.
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("canonical step input: %w", err)
+	}
+	return out, nil
+}
+
+// Fingerprint identifies a call within a task: same tool and same canonical
+// input give the same fingerprint.
+func Fingerprint(taskID, toolName string, canonicalInput []byte) string {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(taskID), []byte(toolName), canonicalInput} {
+		fmt.Fprintf(h, "%d:", len(part))
+		h.Write(part)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Effective returns the step as it stands at now: a pending or approved step
+// past its expiry is expired even if no writer has said so yet.
+func (s Step) Effective(now time.Time) Step {
+	if (s.Status == Pending || s.Status == Approved) && !now.Before(s.ExpiresAt) {
+		s.Status = Expired
+	}
+	return s
+}
+
+// Live reports whether the step still answers the same call: a refused step
+// keeps refusing; consumed, withdrawn and expired ones are history.
+func (s Step) Live() bool {
+	return s.Status == Pending || s.Status == Approved || s.Status == Refused
+}

@@ -1,0 +1,180 @@
+package task
+
+import (
+	"strings"
+	"time"
+)
+
+// Move is a checked transition: the task as it will be stored and the history
+// line that records it.
+type Move struct {
+	Task  Task
+	Event Event
+}
+
+// move applies a transition after the caller has checked who and from where.
+func move(t Task, by, action string, to State, waitingOn *string, note string, now time.Time) Move {
+	from := t.State
+	next := t
+	next.State = to
+	next.WaitingOn = waitingOn
+	next.UpdatedAt = now
+	var n *string
+	if note != "" {
+		n = &note
+	}
+	return Move{Task: next, Event: Event{At: now, By: by, Action: action, From: &from, To: to, Note: n}}
+}
+
+// requireState refuses unless the task is in one of the allowed states, naming
+// the current state and what the tool would accept.
+func requireState(t Task, tool string, allowed ...State) error {
+	for _, s := range allowed {
+		if t.State == s {
+			return nil
+		}
+	}
+	names := make([]string, len(allowed))
+	for i, s := range allowed {
+		names[i] = string(s)
+	}
+	return Refusef("task %s is %s; %s needs %s", t.ID, t.State, tool, joinOr(names))
+}
+
+// requireRole refuses unless the caller holds the role the tool needs.
+func requireRole(t Task, tool, caller, role string) error {
+	holder := t.Assignee
+	if role == "requester" {
+		holder = t.Requester
+	}
+	if caller != holder {
+		return Refusef("%s on task %s is for its %s (%s); you are %s", tool, t.ID, role, holder, caller)
+	}
+	return nil
+}
+
+func joinOr(items []string) string {
+	switch len(items) {
+	case 0:
+		return "nothing"
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// Accept moves a routed task to accepted; only its assignee may.
+func Accept(t Task, caller, note string, now time.Time) (Move, error) {
+	if err := requireRole(t, "accept_task", caller, "assignee"); err != nil {
+		return Move{}, err
+	}
+	if err := requireState(t, "accept_task", Routed); err != nil {
+		return Move{}, err
+	}
+	return move(t, caller, "accept", Accepted, nil, note, now), nil
+}
+
+// Decline moves a routed or accepted task to rejected; only its assignee may.
+func Decline(t Task, caller, reason string, now time.Time) (Move, error) {
+	if err := requireRole(t, "decline_task", caller, "assignee"); err != nil {
+		return Move{}, err
+	}
+	if err := requireState(t, "decline_task", Routed, Accepted); err != nil {
+		return Move{}, err
+	}
+	return move(t, caller, "decline", Rejected, nil, reason, now), nil
+}
+
+// SaveCheckpoint records progress and moves the task to working, or to
+// waiting when the assignee says it needs a human or another agent.
+func SaveCheckpoint(t Task, caller string, cp Checkpoint, waitingOn string, now time.Time) (Move, error) {
+	if err := requireRole(t, "save_checkpoint", caller, "assignee"); err != nil {
+		return Move{}, err
+	}
+	if err := requireState(t, "save_checkpoint", Accepted, Working, Waiting); err != nil {
+		return Move{}, err
+	}
+	to, wait := Working, (*string)(nil)
+	if waitingOn != "" {
+		to, wait = Waiting, &waitingOn
+	}
+	m := move(t, caller, "checkpoint", to, wait, cp.Progress, now)
+	m.Task.LatestCheckpoint = &cp
+	return m, nil
+}
+
+// ReturnResult attaches a checked result and hands the task to its requester for review.
+func ReturnResult(t Task, caller string, r Result, now time.Time) (Move, error) {
+	if err := requireRole(t, "return_result", caller, "assignee"); err != nil {
+		return Move{}, err
+	}
+	if err := requireState(t, "return_result", Accepted, Working, Waiting); err != nil {
+		return Move{}, err
+	}
+	if err := CheckResult(t.Packet.DeliverableType, r); err != nil {
+		return Move{}, err
+	}
+	r.ReturnedBy = caller
+	r.ReturnedAt = now
+	m := move(t, caller, "return_result", Verifying, nil, r.Summary, now)
+	m.Task.Result = &r
+	return m, nil
+}
+
+// Verdicts a requester can give a returned result.
+const (
+	VerdictAccept = "accept"
+	VerdictRework = "rework"
+	VerdictReject = "reject"
+)
+
+// Review applies the requester's verdict. An accepted result completes the
+// task, or goes to owner approval when the project requires it for this
+// deliverable type.
+func Review(t Task, caller, verdict, feedback string, needsOwnerApproval bool, now time.Time) (Move, error) {
+	if err := requireRole(t, "review_result", caller, "requester"); err != nil {
+		return Move{}, err
+	}
+	if err := requireState(t, "review_result", Verifying); err != nil {
+		return Move{}, err
+	}
+	switch verdict {
+	case VerdictAccept:
+		if needsOwnerApproval {
+			wait := WaitingOnOwnerApproval
+			return move(t, caller, "review_accept", Approval, &wait, feedback, now), nil
+		}
+		return move(t, caller, "review_accept", Completed, nil, feedback, now), nil
+	case VerdictRework, VerdictReject:
+		if strings.TrimSpace(feedback) == "" {
+			return Move{}, Refusef("review_result with verdict %s needs feedback saying what to change", verdict)
+		}
+		if verdict == VerdictRework {
+			return move(t, caller, "review_rework", Working, nil, feedback, now), nil
+		}
+		return move(t, caller, "review_reject", Rejected, nil, feedback, now), nil
+	}
+	return Move{}, Refusef("verdict %q is not one of accept, rework or reject", verdict)
+}
+
+// Cancel ends any open task; only its requester may.
+func Cancel(t Task, caller, reason string, now time.Time) (Move, error) {
+	if err := requireRole(t, "cancel_task", caller, "requester"); err != nil {
+		return Move{}, err
+	}
+	if !t.State.Open() {
+		return Move{}, Refusef("task %s is %s; cancel_task needs an open state (requested, routed, accepted, working, waiting, verifying or approval)", t.ID, t.State)
+	}
+	return move(t, caller, "cancel", Cancelled, nil, reason, now), nil
+}
+
+// Route moves a requested task whose dependencies are all complete to routed.
+func Route(t Task, now time.Time) (Move, error) {
+	if err := requireState(t, "routing", Requested); err != nil {
+		return Move{}, err
+	}
+	return move(t, System, "route", Routed, nil, "", now), nil
+}
+
+// System names Prickle itself as the actor of automatic transitions.
+const System = "prickle"
