@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -61,7 +62,8 @@ type Amount struct {
 }
 
 // Canonical returns input as canonical JSON (sorted keys, no insignificant
-// space) so that the same call always has the same bytes.
+// space, numbers exactly as written, no HTML escaping) so that the same call
+// always has the same bytes, and the owner reads && and <, not \u0026 and \u003c.
 func Canonical(input json.RawMessage) ([]byte, error) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(input))
@@ -69,12 +71,17 @@ func Canonical(input json.RawMessage) ([]byte, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("step input is not JSON: %w", err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("step input is not one JSON value: something follows it")
+	}
 	// encoding/json sorts map keys and writes no extra space.
-	out, err := json.Marshal(v)
-	if err != nil {
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("canonical step input: %w", err)
 	}
-	return out, nil
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
 }
 
 // Fingerprint identifies a call within a task: same tool and same canonical

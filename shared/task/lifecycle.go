@@ -48,7 +48,7 @@ func requireRole(t Task, tool, caller, role string) error {
 		holder = t.Requester
 	}
 	if caller != holder {
-		return Refusef("%s on task %s is for its %s (%s); you are %s", tool, t.ID, role, holder, caller)
+		return Refusef("%s on task %s is for its %s (%s); you are %s, and the task is %s", tool, t.ID, role, holder, caller, t.State)
 	}
 	return nil
 }
@@ -86,7 +86,10 @@ func Decline(t Task, caller, reason string, now time.Time) (Move, error) {
 }
 
 // SaveCheckpoint records progress and moves the task to working, or to
-// waiting when the assignee says it needs a human or another agent.
+// waiting when the assignee says it needs a human or another agent. A task
+// waiting on its owner's approval keeps waiting on it: request_step tells a
+// run to checkpoint and end its turn, and only the owner's decision (or the
+// step's expiry) puts the task back to work.
 func SaveCheckpoint(t Task, caller string, cp Checkpoint, waitingOn string, now time.Time) (Move, error) {
 	if err := requireRole(t, "save_checkpoint", caller, "assignee"); err != nil {
 		return Move{}, err
@@ -94,9 +97,15 @@ func SaveCheckpoint(t Task, caller string, cp Checkpoint, waitingOn string, now 
 	if err := requireState(t, "save_checkpoint", Accepted, Working, Waiting); err != nil {
 		return Move{}, err
 	}
+	if waitingOn != "" && waitingOn != WaitingOnHuman && waitingOn != WaitingOnAgent {
+		return Move{}, Refusef("waiting_on %q is not one a checkpoint may set; use human or agent, or leave it out", waitingOn)
+	}
 	to, wait := Working, (*string)(nil)
 	if waitingOn != "" {
 		to, wait = Waiting, &waitingOn
+	}
+	if t.State == Waiting && t.WaitingOn != nil && *t.WaitingOn == WaitingOnOwnerApproval {
+		to, wait = Waiting, t.WaitingOn
 	}
 	m := move(t, caller, "checkpoint", to, wait, cp.Progress, now)
 	m.Task.LatestCheckpoint = &cp
@@ -155,6 +164,29 @@ func Review(t Task, caller, verdict, feedback string, needsOwnerApproval bool, n
 		return move(t, caller, "review_reject", Rejected, nil, feedback, now), nil
 	}
 	return Move{}, Refusef("verdict %q is not one of accept, rework or reject", verdict)
+}
+
+// DecideApproval applies the owner's decision on an accepted result that
+// waits in approval; only the assignee's owner (the owner part of
+// owner/agent) may decide. Approval completes the task and marks the result
+// owner_approved; refusal sends it back to working with the owner's message.
+func DecideApproval(t Task, owner string, approve bool, message string, now time.Time) (Move, error) {
+	if holder, _, _ := strings.Cut(t.Assignee, "/"); owner != holder {
+		return Move{}, Refusef("the result of task %s is for %s, the owner of %s, to approve; you are %s", t.ID, holder, t.Assignee, owner)
+	}
+	if err := requireState(t, "owner approval", Approval); err != nil {
+		return Move{}, err
+	}
+	if !approve {
+		return move(t, "owner:"+owner, "owner_refuse", Working, nil, message, now), nil
+	}
+	m := move(t, "owner:"+owner, "owner_approve", Completed, nil, message, now)
+	if m.Task.Result != nil {
+		r := *m.Task.Result
+		r.Provenance = ProvenanceOwnerApproved
+		m.Task.Result = &r
+	}
+	return m, nil
 }
 
 // Cancel ends any open task; only its requester may.

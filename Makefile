@@ -1,0 +1,54 @@
+# Prickle: `make local` runs the whole stack on this machine; `make test` runs every test.
+# Everything it needs is installed into the project (.venv, .tools, infra/e2e/node_modules).
+
+SHELL := /bin/bash
+VENV  := .venv
+PY    := $(VENV)/bin/python
+TOOLS := $(CURDIR)/.tools/bin
+STATICCHECK_VERSION := v0.8.2
+E2E_NODE := infra/e2e/node_modules/.package-lock.json
+
+.PHONY: local test lint unit integration e2e deps venv node tools clean
+
+## local: start the emulator, create tables from template.yaml, seed website-v2, serve /mcp on 127.0.0.1:$${PORT:-3000}
+local: venv
+	go run ./infra/local
+
+## test: lint, unit, store integration against the emulator, e2e through the official MCP clients and the conformance suite
+test: deps lint unit integration e2e
+
+deps: venv node tools
+	go mod download
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: infra/requirements.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r infra/requirements.txt
+	touch $@
+
+node: $(E2E_NODE)
+$(E2E_NODE): infra/e2e/package.json infra/e2e/package-lock.json
+	cd infra/e2e && npm ci --no-audit --no-fund --loglevel=error
+
+tools: $(TOOLS)/staticcheck
+$(TOOLS)/staticcheck:
+	GOBIN=$(TOOLS) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+lint: tools
+	@out=$$(gofmt -l functions shared infra); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet ./...
+	go vet -tags integration ./...
+	$(TOOLS)/staticcheck ./...
+	$(TOOLS)/staticcheck -tags integration ./...
+
+unit:
+	go test ./...
+
+integration: venv
+	infra/moto/with-emulator.sh go test -count=1 -tags integration ./...
+
+e2e: venv node
+	infra/e2e/run.sh
+
+clean:
+	rm -rf $(VENV) .tools .prickle artifacts infra/e2e/node_modules

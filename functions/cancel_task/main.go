@@ -1,0 +1,6 @@
+// Command cancel_task is the Lambda function of the cancel_task tool, reached by `Mcp-Name: cancel_task`.
+package main
+
+import "github.com/useprickle/prickle/shared/lambdahttp"
+
+func main() { lambdahttp.StartMCP("cancel_task") }

@@ -1,0 +1,6 @@
+// Command read_room is the Lambda function of the read_room tool, reached by `Mcp-Name: read_room`.
+package main
+
+import "github.com/useprickle/prickle/shared/lambdahttp"
+
+func main() { lambdahttp.StartMCP("read_room") }

@@ -1,0 +1,183 @@
+// Command admin is Prickle's operator CLI: create projects, owners and
+// agents; mint and revoke agent tokens; start a run for a task (minting its
+// run token); list and decide steps. Token secrets are printed once and
+// stored only as hashes.
+//
+// Usage: go run ./infra/admin <command> [flags]   (add --local to use the running `make local` stack)
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+const usage = `usage: go run ./infra/admin <command> [--local] [flags]
+
+commands:
+  create-project --slug S --name N [--owner-approval code,doc] [--step-deadline 24h]
+  create-owner   --name N [--email E] [--slack-channel C]
+  create-agent   --id owner/agent --projects p1,p2
+  mint-token     --agent owner/agent           prints the new agent token once
+  revoke-tokens  --agent owner/agent           revokes every token of the agent
+  start-run      --agent owner/agent --task T [--resumes RUN]   prints run_id and run token once
+  steps          --task T                      lists the task's steps
+  decide-step    --owner O --task T --step S (--approve | --refuse) [--message M]
+
+--local reads the emulator endpoint and table names from .prickle/local.json
+(PRICKLE_STATE_DIR to change the folder); otherwise they come from the
+environment: PRICKLE_DYNAMODB_ENDPOINT (optional), TASKS_TABLE, STEPS_TABLE,
+PULSE_TABLE, DIRECTORY_TABLE, and the usual AWS credentials and region.`
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		fmt.Fprintln(os.Stderr, usage)
+		os.Exit(2)
+	}
+	out, err := run(context.Background(), os.Args[1], os.Args[2:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "admin:", err)
+		os.Exit(1)
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(out)
+}
+
+func run(ctx context.Context, command string, args []string) (any, error) {
+	fs := flag.NewFlagSet(command, flag.ContinueOnError)
+	local := fs.Bool("local", false, "use the running local stack (.prickle/local.json)")
+	slug := fs.String("slug", "", "project slug")
+	name := fs.String("name", "", "display name (project) or owner name")
+	approval := fs.String("owner-approval", "", "deliverable types whose results need owner approval, comma-separated")
+	deadline := fs.Duration("step-deadline", 24*time.Hour, "how long a pending step waits for its owner")
+	email := fs.String("email", "", "owner email")
+	slack := fs.String("slack-channel", "", "owner Slack channel")
+	id := fs.String("id", "", "agent id owner/agent")
+	projects := fs.String("projects", "", "project slugs, comma-separated")
+	agent := fs.String("agent", "", "agent id owner/agent")
+	taskID := fs.String("task", "", "task id")
+	resumes := fs.String("resumes", "", "run id this run resumes")
+	owner := fs.String("owner", "", "owner deciding")
+	stepID := fs.String("step", "", "step id")
+	approve := fs.Bool("approve", false, "approve the step")
+	refuse := fs.Bool("refuse", false, "refuse the step")
+	message := fs.String("message", "", "message to the agent")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	st, err := openStore(ctx, *local)
+	if err != nil {
+		return nil, err
+	}
+	adm := admin.New(st)
+	need := func(flags map[string]string) error {
+		var missing []string
+		for f, v := range flags {
+			if v == "" {
+				missing = append(missing, "--"+f)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("%s needs %s", command, strings.Join(missing, ", "))
+		}
+		return nil
+	}
+	switch command {
+	case "create-project":
+		if err := need(map[string]string{"slug": *slug}); err != nil {
+			return nil, err
+		}
+		p := team.Project{Slug: *slug, Name: *name, OwnerApprovalTypes: split(*approval), StepDeadline: *deadline}
+		return map[string]any{"project": p.Slug}, adm.CreateProject(ctx, p)
+	case "create-owner":
+		if err := need(map[string]string{"name": *name}); err != nil {
+			return nil, err
+		}
+		return map[string]any{"owner": *name}, adm.CreateOwner(ctx, admin.Owner{Name: *name, Email: *email, SlackChannel: *slack})
+	case "create-agent":
+		if err := need(map[string]string{"id": *id, "projects": *projects}); err != nil {
+			return nil, err
+		}
+		return map[string]any{"agent": *id, "projects": split(*projects)}, adm.CreateAgent(ctx, *id, split(*projects))
+	case "mint-token":
+		if err := need(map[string]string{"agent": *agent}); err != nil {
+			return nil, err
+		}
+		secret, err := adm.MintAgentToken(ctx, *agent)
+		return map[string]any{"agent": *agent, "token": secret}, err
+	case "revoke-tokens":
+		if err := need(map[string]string{"agent": *agent}); err != nil {
+			return nil, err
+		}
+		n, err := adm.RevokeAgentTokens(ctx, *agent)
+		return map[string]any{"agent": *agent, "revoked": n}, err
+	case "start-run":
+		if err := need(map[string]string{"agent": *agent, "task": *taskID}); err != nil {
+			return nil, err
+		}
+		return adm.StartRun(ctx, *agent, *taskID, *resumes)
+	case "steps":
+		if err := need(map[string]string{"task": *taskID}); err != nil {
+			return nil, err
+		}
+		return st.StepsForTask(ctx, *taskID)
+	case "decide-step":
+		if err := need(map[string]string{"owner": *owner, "task": *taskID, "step": *stepID}); err != nil {
+			return nil, err
+		}
+		if *approve == *refuse {
+			return nil, errors.New("decide-step needs exactly one of --approve or --refuse")
+		}
+		return adm.DecideStep(ctx, *owner, *taskID, *stepID, *approve, *message)
+	}
+	return nil, fmt.Errorf("unknown command %q\n\n%s", command, usage)
+}
+
+// openStore connects to the local stack's emulator or to the configured tables.
+func openStore(ctx context.Context, local bool) (*store.Store, error) {
+	endpoint, tables := os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"), store.TablesFromEnv()
+	if local {
+		dir := os.Getenv("PRICKLE_STATE_DIR")
+		if dir == "" {
+			dir = ".prickle"
+		}
+		b, err := os.ReadFile(dir + "/local.json")
+		if err != nil {
+			return nil, fmt.Errorf("--local needs a running `make local` (%w)", err)
+		}
+		var s struct {
+			Endpoint string            `json:"dynamodb_endpoint"`
+			Tables   map[string]string `json:"tables"`
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, fmt.Errorf("parse %s/local.json: %w", dir, err)
+		}
+		endpoint = s.Endpoint
+		tables = store.Tables{Tasks: s.Tables["TasksTable"], Steps: s.Tables["StepsTable"], Pulse: s.Tables["PulseTable"], Directory: s.Tables["DirectoryTable"]}
+	}
+	client, err := store.NewClient(ctx, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	return store.New(client, tables), nil
+}
+
+func split(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

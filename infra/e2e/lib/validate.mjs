@@ -1,0 +1,56 @@
+// JSON Schema 2020-12 validation of tool results against the outputSchema the server lists.
+import assert from 'node:assert/strict';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+export function makeAjv() {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  addFormats(ajv);
+  return ajv;
+}
+
+export class OutputValidator {
+  constructor(tools) {
+    this.ajv = makeAjv();
+    this.validators = new Map();
+    for (const t of tools) {
+      if (t.outputSchema) this.validators.set(t.name, this.ajv.compile(t.outputSchema));
+    }
+  }
+
+  /**
+   * A successful tool result: structuredContent validates against the tool's outputSchema and
+   * equals JSON.parse of the (single) text content block.
+   */
+  checkOk(name, result) {
+    assert.ok(result, `${name}: no result`);
+    const text = textOf(result);
+    assert.notEqual(result.isError, true, `${name} returned isError: ${text}`);
+    const validate = this.validators.get(name);
+    assert.ok(validate, `${name}: no outputSchema listed`);
+    assert.ok(result.structuredContent && typeof result.structuredContent === 'object', `${name}: no structuredContent`);
+    const ok = validate(result.structuredContent);
+    assert.ok(ok, `${name}: structuredContent does not validate against outputSchema: ${this.ajv.errorsText(validate.errors)}\n${JSON.stringify(result.structuredContent).slice(0, 2000)}`);
+    assert.ok(text !== undefined, `${name}: no text content`);
+    assert.deepEqual(JSON.parse(text), result.structuredContent, `${name}: text content differs from structuredContent`);
+    return result.structuredContent;
+  }
+}
+
+export function textOf(result) {
+  const block = (result?.content || []).find((c) => c.type === 'text');
+  return block?.text;
+}
+
+/**
+ * A domain refusal: isError true, with a message that contains each of `mustMention`
+ * (e.g. the task's state), case-insensitively.
+ */
+export function checkRefused(name, result, mustMention = []) {
+  const text = textOf(result) ?? '';
+  assert.equal(result?.isError, true, `${name}: expected isError, got ${JSON.stringify(result).slice(0, 800)}`);
+  for (const m of [].concat(mustMention)) {
+    assert.ok(text.toLowerCase().includes(String(m).toLowerCase()), `${name}: refusal message should mention "${m}": ${text}`);
+  }
+  return text;
+}

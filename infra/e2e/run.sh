@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Prickle end-to-end tests: the single entry point `make test` calls.
+#
+# Starts the local stack (`go run ./infra/local`) on a free port with a throw-away state dir,
+# then runs, against its /mcp endpoint:
+#   ts/           official TypeScript SDK client (handshake era, 2025-11-25)   node --test
+#   py/           official Python SDK client (2026-07-28, plus 2025-11-25 / 2025-06-18)  pytest
+#   raw/          wire details over raw HTTP (headers, auth, faults, races)  node --test
+#   conformance/  @modelcontextprotocol/conformance, --spec-version 2025-11-25 and 2026-07-28
+# and stops the stack (its whole process group) on exit. Logs: $ARTIFACTS (default infra/e2e/artifacts).
+#
+# Installs nothing: expects `npm ci` in infra/e2e and the project venv (.venv, infra/requirements.txt).
+# Env: E2E_SUITES="ts py raw conformance" to run a subset (not honoured under CI), PRICKLE_E2E_URL to
+# test an already running stack (with PRICKLE_LOCAL_JSON pointing at its local.json) instead of starting one.
+set -uo pipefail
+E2E="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$E2E/../.." && pwd)"
+cd "$ROOT"
+export ARTIFACTS="${ARTIFACTS:-$E2E/artifacts}"
+rm -rf "$ARTIFACTS"; mkdir -p "$ARTIFACTS"
+SUITES="${E2E_SUITES:-ts py raw conformance}"
+[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance"
+PY="${PRICKLE_VENV:-$ROOT/.venv}/bin/python"
+
+die() { echo "e2e: $*" >&2; exit 2; }
+[[ -d "$E2E/node_modules/@modelcontextprotocol/sdk" ]] || die "run 'npm ci' in infra/e2e first"
+[[ -x "$PY" ]] || die "no venv at ${PRICKLE_VENV:-$ROOT/.venv} (python3 -m venv .venv && .venv/bin/pip install -r infra/requirements.txt)"
+
+STACK_PID=""
+STATE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/prickle-e2e.XXXXXX")"
+cleanup() {
+  if [[ -n "$STACK_PID" ]] && kill -0 "$STACK_PID" 2>/dev/null; then
+    kill -TERM -- "-$STACK_PID" 2>/dev/null
+    for _ in $(seq 1 50); do kill -0 "$STACK_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$STACK_PID" 2>/dev/null
+  fi
+  [[ -f "$STATE_DIR/local.json" ]] && cp "$STATE_DIR/local.json" "$ARTIFACTS/local.json" 2>/dev/null
+  rm -rf "$STATE_DIR"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [[ -n "${PRICKLE_E2E_URL:-}" ]]; then
+  : "${PRICKLE_LOCAL_JSON:?PRICKLE_LOCAL_JSON must point at the local.json of the running stack}"
+  export PRICKLE_LOCAL_JSON
+  echo "e2e: using the running stack at $PRICKLE_E2E_URL"
+else
+  PORT="$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+  export PORT PRICKLE_STATE_DIR="$STATE_DIR" PRICKLE_LOCAL_JSON="$STATE_DIR/local.json"
+  echo "e2e: building the admin CLI"
+  go build -o "$STATE_DIR/prickle-admin" ./infra/admin >"$ARTIFACTS/admin-build.log" 2>&1 \
+    || { cat "$ARTIFACTS/admin-build.log" >&2; die "go build ./infra/admin failed"; }
+  export PRICKLE_ADMIN="$STATE_DIR/prickle-admin"
+  echo "e2e: starting the local stack on 127.0.0.1:$PORT (state $STATE_DIR, log $ARTIFACTS/local-stack.log)"
+  setsid go run ./infra/local >"$ARTIFACTS/local-stack.log" 2>&1 < /dev/null &
+  STACK_PID=$!
+  deadline=$((SECONDS + ${E2E_STACK_TIMEOUT:-240}))
+  until [[ -s "$PRICKLE_LOCAL_JSON" ]] && node -e '
+      const j = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+      fetch(j.mcp_url, { method: "GET", signal: AbortSignal.timeout(2000) }).then(() => process.exit(0), () => process.exit(1));
+    ' "$PRICKLE_LOCAL_JSON" 2>/dev/null; do
+    kill -0 "$STACK_PID" 2>/dev/null || { tail -50 "$ARTIFACTS/local-stack.log" >&2; die "the local stack exited before it was ready"; }
+    (( SECONDS < deadline )) || { tail -50 "$ARTIFACTS/local-stack.log" >&2; die "the local stack was not ready after ${E2E_STACK_TIMEOUT:-240}s"; }
+    sleep 0.5
+  done
+  echo "e2e: stack ready: $(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).mcp_url)' "$PRICKLE_LOCAL_JSON")"
+fi
+
+declare -A RESULT
+run_suite() { # name, command...
+  local name="$1"; shift
+  echo; echo "=============== $name ==============="
+  "$@" 2>&1 | tee "$ARTIFACTS/$name.log"
+  local rc=${PIPESTATUS[0]}
+  RESULT[$name]=$rc
+  echo "=============== $name: exit $rc"
+}
+NODE_TEST=(node --test --test-concurrency=1 --test-timeout=300000 --test-reporter=spec --test-reporter-destination=stdout)
+
+for suite in $SUITES; do
+  case "$suite" in
+    ts) run_suite ts "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/ts.junit.xml" "$E2E"/ts/*.test.mjs ;;
+    py) run_suite py "$PY" -m pytest "$E2E/py" -v -rs -p no:cacheprovider --junitxml="$ARTIFACTS/py.junit.xml" ;;
+    raw) run_suite raw "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/raw.junit.xml" $(ls "$E2E"/raw/*.test.mjs | sort) ;;
+    conformance) run_suite conformance bash "$E2E/conformance/run.sh" ;;
+    *) die "unknown suite $suite" ;;
+  esac
+done
+
+echo; echo "=============== e2e summary"
+passed=0; failed=0
+for suite in $SUITES; do
+  rc="${RESULT[$suite]:-1}"
+  if [[ "$rc" == 0 ]]; then
+    passed=$((passed + 1)); echo "  $suite: ok"
+  else
+    failed=$((failed + 1)); echo "  $suite: FAILED, exit $rc, log $ARTIFACTS/$suite.log"
+  fi
+done
+echo "e2e suites: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,127 @@
+// Command local runs Prickle's local stack, the main job on a laptop: a
+// DynamoDB emulator on loopback (unless PRICKLE_DYNAMODB_ENDPOINT names one),
+// the tables exactly as template.yaml declares them, the seeded website-v2
+// project, and the MCP endpoint on 127.0.0.1:$PORT with routing by Mcp-Name
+// as the cloud does. It writes .prickle/local.json and prints the line to
+// connect Claude Code. Ctrl-C stops everything it started.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := run(ctx, log, configFromEnv()); err != nil {
+		fmt.Fprintln(os.Stderr, "local stack:", err)
+		os.Exit(1)
+	}
+}
+
+// config is the local stack's knobs, all from the environment.
+type config struct {
+	port     string // PORT, default 3000
+	stateDir string // PRICKLE_STATE_DIR, default .prickle
+	endpoint string // PRICKLE_DYNAMODB_ENDPOINT: use this emulator instead of starting one
+	template string // PRICKLE_TEMPLATE, default template.yaml
+	fresh    bool   // PRICKLE_FRESH=1: forget the emulator's saved state and seed again
+}
+
+func configFromEnv() config {
+	c := config{
+		port: os.Getenv("PORT"), stateDir: os.Getenv("PRICKLE_STATE_DIR"),
+		endpoint: os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"), template: os.Getenv("PRICKLE_TEMPLATE"),
+		fresh: os.Getenv("PRICKLE_FRESH") == "1",
+	}
+	if c.port == "" {
+		c.port = "3000"
+	}
+	if c.stateDir == "" {
+		c.stateDir = ".prickle"
+	}
+	if c.template == "" {
+		c.template = "template.yaml"
+	}
+	return c
+}
+
+func run(ctx context.Context, log *slog.Logger, cfg config) error {
+	if err := os.MkdirAll(cfg.stateDir, 0o700); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	// Bind the port first: a busy port should fail before anything starts.
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", cfg.port))
+	if err != nil {
+		return fmt.Errorf("listen on 127.0.0.1:%s (set PORT to use another): %w", cfg.port, err)
+	}
+	defer ln.Close()
+
+	endpoint := cfg.endpoint
+	if endpoint == "" {
+		statePath := filepath.Join(cfg.stateDir, "dynamodb.log")
+		if cfg.fresh {
+			_ = os.Remove(statePath)
+		}
+		emu, err := startEmulator(ctx, statePath, filepath.Join(cfg.stateDir, "emulator.log"))
+		if err != nil {
+			return err
+		}
+		defer emu.stop()
+		endpoint = emu.endpoint
+		fmt.Printf("emulator   %s (moto, state kept in %s)\n", endpoint, statePath)
+	}
+
+	env, err := prepare(ctx, cfg, endpoint)
+	if err != nil {
+		return err
+	}
+	mcpURL := "http://" + ln.Addr().String() + "/mcp"
+	state := localState{MCPURL: mcpURL, Tokens: env.tokens, DynamoDBEndpoint: endpoint, Tables: env.tables}
+	path := filepath.Join(cfg.stateDir, "local.json")
+	if err := state.write(path); err != nil {
+		return err
+	}
+
+	handler, err := env.handler(log)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	printWelcome(state, path)
+
+	select {
+	case <-ctx.Done():
+		fmt.Println("\nstopping")
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdown)
+}
+
+func printWelcome(s localState, path string) {
+	fmt.Printf("mcp        %s\n", s.MCPURL)
+	fmt.Printf("tokens     %s (mode 0600; demo tokens of the seeded agents)\n", path)
+	fmt.Println()
+	fmt.Println("Connect Claude Code as alice/writer (assignee of example-task-id):")
+	fmt.Printf("  claude mcp add --transport http prickle %s --header \"Authorization: Bearer %s\"\n", s.MCPURL, s.Tokens["alice/writer"])
+	fmt.Println()
+	fmt.Println("ready: Ctrl-C stops the stack")
+}

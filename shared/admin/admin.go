@@ -1,0 +1,166 @@
+// Package admin holds the operator's commands that no agent tool may do:
+// create projects, owners and agents, mint and revoke agent tokens, start a
+// run for a task (minting its run token), and record an owner's decision.
+// Token secrets are returned once and stored only as hashes.
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+// RunTokenLifetime is how long a run token works: long enough for one agent run.
+const RunTokenLifetime = 4 * time.Hour
+
+// Owner is a human who answers for agents: the address approval links go to.
+type Owner struct {
+	Name         string
+	Email        string
+	SlackChannel string
+}
+
+// Store is what the admin commands write beyond the team service's reads.
+type Store interface {
+	team.Store
+	PutProject(ctx context.Context, p team.Project) error
+	PutOwner(ctx context.Context, o Owner) error
+	PutAgent(ctx context.Context, a team.Agent) error
+	PutToken(ctx context.Context, t identity.Token) error
+	RevokeAgentTokens(ctx context.Context, agentID string) (int, error)
+}
+
+// Admin carries out operator commands.
+type Admin struct {
+	Store Store
+	Now   func() time.Time
+}
+
+// New builds an Admin on the real clock.
+func New(s Store) *Admin { return &Admin{Store: s, Now: time.Now} }
+
+// CreateProject creates or updates a project.
+func (a *Admin) CreateProject(ctx context.Context, p team.Project) error {
+	if p.StepDeadline == 0 {
+		p.StepDeadline = step.DefaultPendingDeadline
+	}
+	if err := a.Store.PutProject(ctx, p); err != nil {
+		return fmt.Errorf("create project %s: %w", p.Slug, err)
+	}
+	return nil
+}
+
+// CreateOwner creates or updates an owner.
+func (a *Admin) CreateOwner(ctx context.Context, o Owner) error {
+	if err := a.Store.PutOwner(ctx, o); err != nil {
+		return fmt.Errorf("create owner %s: %w", o.Name, err)
+	}
+	return nil
+}
+
+// CreateAgent adds an owner's agent to projects, creating it if needed.
+func (a *Admin) CreateAgent(ctx context.Context, id string, projects []string) error {
+	owner, name, ok := strings.Cut(id, "/")
+	if !ok || owner == "" || name == "" {
+		return fmt.Errorf("agent id %q must be owner/agent", id)
+	}
+	existing, err := a.Store.Agent(ctx, id)
+	if err != nil && !errors.Is(err, team.ErrNotFound) {
+		return fmt.Errorf("load agent %s: %w", id, err)
+	}
+	all := existing.Projects
+	for _, p := range projects {
+		if _, err := a.Store.Project(ctx, p); err != nil {
+			return fmt.Errorf("project %s for agent %s: %w", p, id, err)
+		}
+		if !slices.Contains(all, p) {
+			all = append(all, p)
+		}
+	}
+	if err := a.Store.PutAgent(ctx, team.Agent{ID: id, Owner: owner, Projects: all}); err != nil {
+		return fmt.Errorf("store agent %s: %w", id, err)
+	}
+	return nil
+}
+
+// MintAgentToken issues a long-lived token for an agent; the secret is shown once.
+func (a *Admin) MintAgentToken(ctx context.Context, agentID string) (string, error) {
+	if _, err := a.Store.Agent(ctx, agentID); err != nil {
+		return "", fmt.Errorf("agent %s: %w", agentID, err)
+	}
+	return a.mint(ctx, identity.Token{Kind: identity.KindAgent, Agent: agentID})
+}
+
+// RevokeAgentTokens revokes every token of an agent, run tokens included.
+func (a *Admin) RevokeAgentTokens(ctx context.Context, agentID string) (int, error) {
+	n, err := a.Store.RevokeAgentTokens(ctx, agentID)
+	if err != nil {
+		return 0, fmt.Errorf("revoke tokens of %s: %w", agentID, err)
+	}
+	return n, nil
+}
+
+// Run is a started run of an agent on a task, with its token shown once.
+type Run struct {
+	RunID      string `json:"run_id"`
+	RunToken   string `json:"run_token"`
+	TaskID     string `json:"task_id"`
+	Agent      string `json:"agent"`
+	ResumesRun string `json:"resumes_run,omitempty"`
+}
+
+// StartRun mints a run token bound to (agent, task, run), as Prickle does
+// when it wakes an agent's run; resumes names the run this one continues.
+func (a *Admin) StartRun(ctx context.Context, agentID, taskID, resumes string) (Run, error) {
+	t, err := a.Store.Task(ctx, taskID)
+	if err != nil {
+		return Run{}, fmt.Errorf("task %s: %w", taskID, err)
+	}
+	if t.Assignee != agentID {
+		return Run{}, fmt.Errorf("task %s is assigned to %s, not %s", taskID, t.Assignee, agentID)
+	}
+	if !t.State.Open() {
+		return Run{}, fmt.Errorf("task %s is %s; a run needs an open task", taskID, t.State)
+	}
+	runID := team.RandomID("run_")
+	exp := a.Now().UTC().Add(RunTokenLifetime)
+	secret, err := a.mint(ctx, identity.Token{Kind: identity.KindRun, Agent: agentID, TaskID: taskID, RunID: runID, ResumesRun: resumes, ExpiresAt: &exp})
+	if err != nil {
+		return Run{}, err
+	}
+	return Run{RunID: runID, RunToken: secret, TaskID: taskID, Agent: agentID, ResumesRun: resumes}, nil
+}
+
+func (a *Admin) mint(ctx context.Context, t identity.Token) (string, error) {
+	secret, err := identity.NewSecret(t.Kind)
+	if err != nil {
+		return "", err
+	}
+	t.Hash = identity.Hash(secret)
+	t.CreatedAt = a.Now().UTC()
+	if err := a.Store.PutToken(ctx, t); err != nil {
+		return "", fmt.Errorf("store %s token for %s: %w", t.Kind, t.Agent, err)
+	}
+	return secret, nil
+}
+
+// DecideStep records an owner's decision on a pending step (approval links
+// replace this command for owners; it stays for operators and tests).
+func (a *Admin) DecideStep(ctx context.Context, owner, taskID, stepID string, approve bool, message string) (step.Step, error) {
+	svc := team.New(a.Store)
+	svc.Now = a.Now
+	st, err := svc.DecideStep(ctx, owner, taskID, stepID, approve, message)
+	var refusal *task.Refusal
+	if errors.As(err, &refusal) {
+		return step.Step{}, errors.New(refusal.Msg)
+	}
+	return st, err
+}

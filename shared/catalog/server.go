@@ -1,0 +1,108 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+// Version is the server version reported to MCP clients.
+const Version = "0.1.0"
+
+const instructions = "Prickle is where your team's agents and their owners work as one team. " +
+	"Read the room first (read_room), hand off tasks with a clear packet (hand_off_task), " +
+	"checkpoint as you go, ask your owner before destructive, spending or outbound steps (request_step, woken runs only), " +
+	"and return results with evidence (return_result). Your identity comes from your token, never from an argument."
+
+// MCPTool is the tool as tools/list shows it: seed schemas byte for byte,
+// annotations from the catalog.
+func (t *Tool) MCPTool() mcp.Tool {
+	m := mcp.NewToolWithRawSchema(t.Name, t.Description, t.Input)
+	m.RawOutputSchema = t.Output
+	readOnly, destructive, idempotent, openWorld := !t.Writes, t.Destructive, t.Idempotent, false
+	m.Annotations = mcp.ToolAnnotation{
+		Title: t.Title, ReadOnlyHint: &readOnly, DestructiveHint: &destructive,
+		IdempotentHint: &idempotent, OpenWorldHint: &openWorld,
+	}
+	return m
+}
+
+// NewServer builds an MCP server that serves the named tools (all of them
+// when names is empty) over the team service.
+func NewServer(svc *team.Service, log *slog.Logger, names ...string) (*server.MCPServer, error) {
+	s := server.NewMCPServer("prickle", Version,
+		server.WithToolCapabilities(false),
+		server.WithInstructions(instructions),
+		server.WithTitle("Prickle"),
+		server.WithRecovery(),
+	)
+	selected := tools
+	if len(names) > 0 {
+		selected = nil
+		for _, n := range names {
+			t, ok := Lookup(n)
+			if !ok {
+				return nil, fmt.Errorf("catalog has no tool %q", n)
+			}
+			selected = append(selected, t)
+		}
+	}
+	for _, t := range selected {
+		s.AddTool(t.MCPTool(), t.handler(svc, log))
+	}
+	return s, nil
+}
+
+// handler runs a tool for the caller found in the request context and
+// shapes the answer: structuredContent plus the same JSON as text, or an
+// isError result for a domain refusal.
+func (t *Tool) handler(svc *team.Service, log *slog.Logger) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c, ok := identity.CallerFrom(ctx)
+		if !ok {
+			return nil, errors.New("unauthenticated call reached a tool")
+		}
+		// The raw bytes keep numbers exact: an approved spending step must
+		// replay the amount it was asked with, not a float64 of it.
+		args := req.Params.RawArguments
+		if len(args) == 0 {
+			var err error
+			if args, err = json.Marshal(req.Params.Arguments); err != nil {
+				return nil, fmt.Errorf("re-encode arguments: %w", err)
+			}
+		}
+		out, err := t.Run(ctx, svc, c, args)
+		var refusal *task.Refusal
+		var invalid *InvalidArgumentsError
+		switch {
+		case errors.As(err, &refusal):
+			return mcp.NewToolResultError(refusal.Msg), nil
+		case errors.As(err, &invalid):
+			return mcp.NewToolResultError(invalid.Error()), nil
+		case err != nil:
+			log.ErrorContext(ctx, "tool failed", "tool", t.Name, "caller", c.Agent, "error", err.Error())
+			return nil, fmt.Errorf("%s failed inside Prickle; nothing is lost, try again shortly", t.Name)
+		}
+		body, err := json.Marshal(out)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s result: %w", t.Name, err)
+		}
+		if err := t.ValidateOutput(body); err != nil {
+			log.ErrorContext(ctx, "result breaks output schema", "tool", t.Name, "error", err.Error())
+			return nil, fmt.Errorf("%s produced a result outside its output schema", t.Name)
+		}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{mcp.NewTextContent(string(body))},
+			StructuredContent: json.RawMessage(body),
+		}, nil
+	}
+}

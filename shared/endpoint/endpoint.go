@@ -1,0 +1,232 @@
+// Package endpoint is Prickle's MCP HTTP endpoint: it authenticates the
+// bearer token, bounds the body, checks tool arguments against the catalog,
+// routes by the Mcp-Name header as the cloud's routing rules do, and logs
+// one JSON line per request. The same handler runs locally and in Lambda.
+package endpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/useprickle/prickle/shared/catalog"
+	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+// MaxBody is the largest request body accepted; larger ones get 413.
+const MaxBody = 1 << 20
+
+// Config is what the endpoint needs: the service, the token lookup, a logger and a clock.
+type Config struct {
+	Service *team.Service
+	Tokens  identity.TokenLookup
+	Log     *slog.Logger
+	Now     func() time.Time
+	// Tools limits the endpoint to some tools (a tool function serves one);
+	// empty serves the whole catalog, as the mcp front does.
+	Tools []string
+	// PerToolRoutes, on the front, sends `Mcp-Name: <tool>` tool calls to a
+	// handler serving only that tool, as the custom domain's routing rules
+	// send them to the tool's own function.
+	PerToolRoutes bool
+}
+
+// Handler serves MCP over streamable HTTP, statelessly, for both protocol eras.
+type Handler struct {
+	cfg     Config
+	front   http.Handler
+	perTool map[string]http.Handler
+}
+
+// New builds the endpoint handler.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	front, err := mcpHandler(cfg, cfg.Tools...)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{cfg: cfg, front: front, perTool: map[string]http.Handler{}}
+	if cfg.PerToolRoutes {
+		for _, t := range catalog.All() {
+			if h.perTool[t.Name], err = mcpHandler(cfg, t.Name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return h, nil
+}
+
+func mcpHandler(cfg Config, tools ...string) (http.Handler, error) {
+	s, err := catalog.NewServer(cfg.Service, cfg.Log, tools...)
+	if err != nil {
+		return nil, fmt.Errorf("build MCP server: %w", err)
+	}
+	return server.NewStreamableHTTPServer(s,
+		server.WithStateLess(true),
+		server.WithDisableStreaming(true),
+		server.WithStreamableHTTPLogger(cfg.Log),
+	), nil
+}
+
+// rpcPeek is the part of a JSON-RPC request the endpoint reads before MCP does.
+type rpcPeek struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      *mcp.Meta       `json:"_meta"`
+	} `json:"params"`
+}
+
+// modern reports whether the request speaks MCP 2026-07-28 or later, where
+// JSON-RPC errors also carry an HTTP status.
+func (p rpcPeek) modern() bool {
+	return p.Params.Meta != nil && mcp.IsModernProtocol(p.Params.Meta.ProtocolVersion())
+}
+
+// rpcStatus is the HTTP status of a JSON-RPC error: 200 for the handshake
+// era, 400 for a bad request in 2026-07-28 (as mcp-go answers its own errors).
+func (p rpcPeek) rpcStatus(code int) int {
+	if !p.modern() {
+		return http.StatusOK
+	}
+	if code == mcp.METHOD_NOT_FOUND {
+		return http.StatusNotFound
+	}
+	return http.StatusBadRequest
+}
+
+// ServeHTTP authenticates, bounds, validates, routes and logs one request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := h.cfg.Now()
+	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	line := requestLog{method: r.Method}
+	defer func() { h.logRequest(r, rec, &line, start) }()
+
+	caller, err := h.authenticate(r)
+	if err != nil {
+		line.outcome = "unauthorized"
+		challenge := `Bearer realm="prickle"`
+		if r.Header.Get("Authorization") != "" {
+			challenge += `, error="invalid_token", error_description="unknown, revoked or expired token"`
+		}
+		rec.Header().Set("WWW-Authenticate", challenge)
+		writeJSON(rec, http.StatusUnauthorized, rpcError(nil, -32001, "unauthorized: send Authorization: Bearer <your Prickle agent token>"))
+		return
+	}
+	line.caller = caller.Agent
+	line.task = caller.TaskID
+
+	var body []byte
+	if r.Body != nil {
+		body, err = io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+		if err != nil {
+			line.outcome = "bad_body"
+			writeJSON(rec, http.StatusBadRequest, rpcError(nil, mcp.PARSE_ERROR, "could not read request body"))
+			return
+		}
+	}
+	if len(body) > MaxBody {
+		line.outcome = "too_large"
+		writeJSON(rec, http.StatusRequestEntityTooLarge, rpcError(nil, mcp.INVALID_REQUEST, "request body exceeds 1 MiB"))
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+
+	var peek rpcPeek
+	target := h.front
+	if r.Method == http.MethodPost && json.Unmarshal(body, &peek) == nil {
+		line.rpc, line.tool = peek.Method, peek.Params.Name
+		if peek.Method == "subscriptions/listen" {
+			// Prickle announces no list changes; mcp-go would still answer
+			// a listen, so refuse it as an unsupported method.
+			line.outcome = "method_not_found"
+			writeJSON(rec, peek.rpcStatus(mcp.METHOD_NOT_FOUND), rpcError(peek.ID, mcp.METHOD_NOT_FOUND, "subscriptions/listen is not supported: Prickle's tool list does not change"))
+			return
+		}
+		if peek.Method == string(mcp.MethodToolsCall) {
+			line.task = firstNonEmpty(taskIDOf(peek.Params.Arguments), line.task)
+			if t, ok := catalog.Lookup(peek.Params.Name); ok && headersAgree(r, peek) {
+				if err := t.ValidateInput(peek.Params.Arguments); err != nil {
+					line.outcome = "invalid_params"
+					writeJSON(rec, peek.rpcStatus(mcp.INVALID_PARAMS), rpcError(peek.ID, mcp.INVALID_PARAMS, fmt.Sprintf("invalid params for %s: %v", t.Name, err)))
+					return
+				}
+				if routed, ok := h.perTool[r.Header.Get("Mcp-Name")]; ok && r.Header.Get("Mcp-Method") == string(mcp.MethodToolsCall) {
+					target = routed
+					line.route = "tool"
+				}
+			}
+		}
+	}
+	target.ServeHTTP(rec, r.WithContext(identity.WithCaller(r.Context(), caller)))
+}
+
+func (h *Handler) authenticate(r *http.Request) (identity.Caller, error) {
+	scheme, secret, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return identity.Caller{}, identity.ErrUnknownToken
+	}
+	c, err := identity.Authenticate(r.Context(), h.cfg.Tokens, secret, h.cfg.Now())
+	if err != nil && !errors.Is(err, identity.ErrUnknownToken) {
+		h.cfg.Log.ErrorContext(r.Context(), "token lookup failed", "error", err.Error())
+	}
+	return c, err
+}
+
+// headersAgree reports whether the 2026-07-28 routing headers, when sent,
+// match the body; when they do not, MCP itself refuses the request as the spec says.
+func headersAgree(r *http.Request, p rpcPeek) bool {
+	m, n := r.Header.Get("Mcp-Method"), r.Header.Get("Mcp-Name")
+	if m == "" && n == "" {
+		return true
+	}
+	return m == p.Method && n == p.Params.Name
+}
+
+func taskIDOf(args json.RawMessage) string {
+	var a struct {
+		TaskID string `json:"task_id"`
+	}
+	_ = json.Unmarshal(args, &a)
+	return a.TaskID
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func rpcError(id json.RawMessage, code int, msg string) map[string]any {
+	var idv any = nil
+	if len(id) > 0 {
+		idv = id
+	}
+	return map[string]any{"jsonrpc": "2.0", "id": idv, "error": map[string]any{"code": code, "message": msg}}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Items are store-private record structs with explicit dynamodbav tags.
+// Nested domain values (a packet, a result, a checkpoint, an amount) are
+// stored as maps named by their json tags, the names of the seed schemas,
+// so the domain types carry no AWS tags and items read like the API.
+
+func marshalItem(record any) (map[string]types.AttributeValue, error) {
+	item, err := attributevalue.MarshalMapWithOptions(record, func(o *attributevalue.EncoderOptions) {
+		o.TagKey = "json"
+	})
+	if err != nil {
+		return nil, fmt.Errorf("marshal %T: %w", record, err)
+	}
+	return item, nil
+}
+
+func unmarshalItem(item map[string]types.AttributeValue, record any) error {
+	err := attributevalue.UnmarshalMapWithOptions(item, record, func(o *attributevalue.DecoderOptions) {
+		o.TagKey = "json"
+	})
+	if err != nil {
+		return fmt.Errorf("unmarshal %T: %w", record, err)
+	}
+	return nil
+}
+
+// sortableLayout writes UTC times with fixed-width milliseconds, so that
+// strings sort as times do (RFC3339Nano drops trailing zeros and does not).
+const sortableLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func sortableTime(t time.Time) string {
+	return t.UTC().Format(sortableLayout)
+}
+
+// utcPtr keeps optional times in UTC like the others.
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func stringValue(s string) types.AttributeValue {
+	return &types.AttributeValueMemberS{Value: s}
+}
+
+func numberValue(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: fmt.Sprint(n)}
+}

@@ -1,0 +1,75 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+// History line n of a task is the item (TASK#<id>, HIST#<n, six digits>):
+// the line written with the task's version n, so sk order is history order.
+// It carries none of the index attributes, so the task indexes stay sparse.
+const historyPrefix = "HIST#"
+
+func historySK(seq int) string { return fmt.Sprintf("%s%06d", historyPrefix, seq) }
+
+type eventRecord struct {
+	PK     string      `dynamodbav:"pk"`
+	SK     string      `dynamodbav:"sk"`
+	Type   string      `dynamodbav:"type"`
+	Seq    int         `dynamodbav:"seq"`
+	At     time.Time   `dynamodbav:"at"`
+	By     string      `dynamodbav:"by"`
+	Action string      `dynamodbav:"action"`
+	From   *task.State `dynamodbav:"from"`
+	To     task.State  `dynamodbav:"to"`
+	Note   *string     `dynamodbav:"note"`
+}
+
+func newEventRecord(taskID string, seq int, e task.Event) eventRecord {
+	return eventRecord{
+		PK: taskPK(taskID), SK: historySK(seq), Type: "event", Seq: seq,
+		At: e.At.UTC(), By: e.By, Action: e.Action, From: e.From, To: e.To, Note: e.Note,
+	}
+}
+
+func (r eventRecord) event() task.Event {
+	return task.Event{Seq: r.Seq, At: r.At, By: r.By, Action: r.Action, From: r.From, To: r.To, Note: r.Note}
+}
+
+// History returns a task's history oldest first, read strongly consistent;
+// a task without history does not exist (ErrNotFound).
+func (s *Store) History(ctx context.Context, id string) ([]task.Event, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.tables.Tasks),
+		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :hist)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(taskPK(id)), ":hist": stringValue(historyPrefix)},
+		ConsistentRead:            aws.Bool(true),
+	}
+	var events []task.Event
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("history of task %s: %w", id, err)
+		}
+		for _, item := range page.Items {
+			var r eventRecord
+			if err := unmarshalItem(item, &r); err != nil {
+				return nil, fmt.Errorf("history of task %s: %w", id, err)
+			}
+			events = append(events, r.event())
+		}
+	}
+	if len(events) == 0 {
+		return nil, fmt.Errorf("history of task %s: %w", id, team.ErrNotFound)
+	}
+	return events, nil
+}

@@ -1,0 +1,76 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/useprickle/prickle/shared/pulse"
+)
+
+// pulseRecord is one agent's latest report in one project, keyed (project, agent_id).
+type pulseRecord struct {
+	Project      string    `dynamodbav:"project"`
+	AgentID      string    `dynamodbav:"agent_id"`
+	Owner        string    `dynamodbav:"owner"`
+	Availability string    `dynamodbav:"availability"`
+	Doing        string    `dynamodbav:"doing"`
+	TaskID       *string   `dynamodbav:"task_id"`
+	Branch       *string   `dynamodbav:"branch"`
+	Files        []string  `dynamodbav:"files"`
+	LastDecision *string   `dynamodbav:"last_decision"`
+	UpdatedAt    time.Time `dynamodbav:"updated_at"`
+}
+
+// PutPulse replaces the agent's entry in its project: Team Pulse keeps only
+// the latest report, so the last writer wins.
+func (s *Store) PutPulse(ctx context.Context, e pulse.Entry) error {
+	item, err := marshalItem(pulseRecord{
+		Project: e.Project, AgentID: e.AgentID, Owner: e.Owner,
+		Availability: e.Availability, Doing: e.Doing, TaskID: e.TaskID, Branch: e.Branch,
+		Files: e.Files, LastDecision: e.LastDecision, UpdatedAt: e.UpdatedAt.UTC(),
+	})
+	if err != nil {
+		return fmt.Errorf("put pulse of %s in %s: %w", e.AgentID, e.Project, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.tables.Pulse), Item: item})
+	if err != nil {
+		return fmt.Errorf("put pulse of %s in %s: %w", e.AgentID, e.Project, err)
+	}
+	return nil
+}
+
+// Pulse returns every entry of a project, by agent id, strongly consistent.
+func (s *Store) Pulse(ctx context.Context, project string) ([]pulse.Entry, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.tables.Pulse),
+		KeyConditionExpression:    aws.String("#project = :p"),
+		ExpressionAttributeNames:  map[string]string{"#project": "project"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringValue(project)},
+		ConsistentRead:            aws.Bool(true),
+	}
+	entries := []pulse.Entry{}
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("pulse of %s: %w", project, err)
+		}
+		for _, item := range page.Items {
+			var r pulseRecord
+			if err := unmarshalItem(item, &r); err != nil {
+				return nil, fmt.Errorf("pulse of %s: %w", project, err)
+			}
+			entries = append(entries, pulse.Entry{
+				AgentID: r.AgentID, Owner: r.Owner, Project: r.Project,
+				Availability: r.Availability, Doing: r.Doing, TaskID: r.TaskID, Branch: r.Branch,
+				Files: r.Files, LastDecision: r.LastDecision, UpdatedAt: r.UpdatedAt,
+			})
+		}
+	}
+	return entries, nil
+}

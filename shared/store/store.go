@@ -1,0 +1,60 @@
+// Package store keeps Prickle's data in DynamoDB: tasks and their history,
+// request_step's steps, Team Pulse and the directory (projects, owners,
+// agents, hashed tokens). It implements team.Store and identity.TokenLookup,
+// plus the writes the admin commands need; the domain packages never see AWS.
+package store
+
+import (
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+// Tables names the four tables, which differ per stage (prickle-<stage>-*).
+type Tables struct {
+	Tasks     string // tasks and their history
+	Steps     string // request_step's steps (TTL, stream)
+	Pulse     string // Team Pulse
+	Directory string // projects, owners, agents, tokens
+}
+
+// TablesFromEnv reads the table names a function or command is configured
+// with (TASKS_TABLE, STEPS_TABLE, PULSE_TABLE, DIRECTORY_TABLE), falling back
+// to the dev stage's names so a bare local run finds the local tables.
+func TablesFromEnv() Tables {
+	return Tables{
+		Tasks:     envOr("TASKS_TABLE", "prickle-dev-tasks"),
+		Steps:     envOr("STEPS_TABLE", "prickle-dev-steps"),
+		Pulse:     envOr("PULSE_TABLE", "prickle-dev-pulse"),
+		Directory: envOr("DIRECTORY_TABLE", "prickle-dev-directory"),
+	}
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}
+
+// Store is the DynamoDB adapter behind the team service and authentication.
+type Store struct {
+	db     *dynamodb.Client
+	tables Tables
+}
+
+// New wraps a DynamoDB client and the stage's table names; it does no I/O,
+// so a Lambda can build it once at start.
+func New(client *dynamodb.Client, tables Tables) *Store {
+	return &Store{db: client, tables: tables}
+}
+
+var (
+	_ team.Store           = (*Store)(nil)
+	_ admin.Store          = (*Store)(nil)
+	_ identity.TokenLookup = (*Store)(nil)
+)

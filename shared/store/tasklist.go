@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+// Page sizes of ListTasks.
+const (
+	defaultTaskLimit = 20
+	maxTaskLimit     = 100
+	// filteredPageSize is how many index items one query evaluates when a
+	// filter may drop some: DynamoDB applies Limit before the filter.
+	filteredPageSize = 100
+	// maxQueryRounds bounds the queries behind one page; a page cut short
+	// still carries a cursor that resumes exactly where it stopped.
+	maxQueryRounds = 10
+)
+
+// ListTasks returns a page of a project's tasks, newest first: all of them,
+// or those where q.Involving is the assignee, the requester or either
+// (q.Role), optionally only in q.States. q.Limit outside 1..100 means 20 or
+// 100. A cursor not issued for this query wraps team.ErrBadCursor.
+func (s *Store) ListTasks(ctx context.Context, q team.TaskQuery) (team.TaskPage, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = defaultTaskLimit
+	}
+	limit = min(limit, maxTaskLimit)
+
+	in, hashAttr, hashValue, err := s.taskQuery(q)
+	if err != nil {
+		return team.TaskPage{}, err
+	}
+	if q.Cursor != "" {
+		ck, id, err := decodeCursor(q)
+		if err != nil {
+			return team.TaskPage{}, err
+		}
+		in.ExclusiveStartKey = startKey(hashAttr, hashValue, ck, id)
+	}
+	filtered := in.FilterExpression != nil
+
+	page := team.TaskPage{Tasks: []task.Task{}}
+	var lastKey string // created_key of the last task in page.Tasks
+	for range maxQueryRounds {
+		// One more than needed tells, without another round, whether more follow.
+		size := limit - len(page.Tasks) + 1
+		if filtered {
+			size = max(size, filteredPageSize)
+		}
+		in.Limit = aws.Int32(int32(size))
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return team.TaskPage{}, fmt.Errorf("list tasks of %s: %w", q.Project, err)
+		}
+		for _, item := range out.Items {
+			if len(page.Tasks) == limit { // a further match exists: resume after the last one returned
+				page.NextCursor = encodeCursor(q, lastKey)
+				return page, nil
+			}
+			var r taskRecord
+			if err := unmarshalItem(item, &r); err != nil {
+				return team.TaskPage{}, fmt.Errorf("list tasks of %s: %w", q.Project, err)
+			}
+			page.Tasks = append(page.Tasks, r.task())
+			lastKey = r.CreatedKey
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return page, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+		if len(page.Tasks) == limit {
+			break
+		}
+	}
+	cursor, err := cursorAfter(q, in.ExclusiveStartKey)
+	if err != nil {
+		return team.TaskPage{}, fmt.Errorf("list tasks of %s: %w", q.Project, err)
+	}
+	page.NextCursor = cursor
+	return page, nil
+}
+
+// taskQuery picks the index for q and builds its key condition and filter;
+// it returns the index's hash key attribute and value for resuming.
+func (s *Store) taskQuery(q team.TaskQuery) (*dynamodb.QueryInput, string, string, error) {
+	if q.Project == "" {
+		return nil, "", "", fmt.Errorf("list tasks: no project")
+	}
+	names := map[string]string{}
+	values := map[string]types.AttributeValue{}
+	var filters []string
+
+	index, hashAttr, hashValue := "by_project", "project", q.Project
+	switch {
+	case q.Involving == "":
+	case q.Role == "assignee" || q.Role == "requester":
+		index, hashAttr, hashValue = "by_"+q.Role, q.Role, q.Involving
+		names["#project"] = "project"
+		values[":project"] = stringValue(q.Project)
+		filters = append(filters, "#project = :project")
+	case q.Role == "any" || q.Role == "":
+		names["#assignee"], names["#requester"] = "assignee", "requester"
+		values[":me"] = stringValue(q.Involving)
+		filters = append(filters, "(#assignee = :me OR #requester = :me)")
+	default:
+		return nil, "", "", fmt.Errorf("list tasks: role %q is not assignee, requester or any", q.Role)
+	}
+	names["#hash"] = hashAttr
+	values[":hash"] = stringValue(hashValue)
+
+	if len(q.States) > 0 {
+		placeholders := make([]string, len(q.States))
+		for i, st := range q.States {
+			placeholders[i] = fmt.Sprintf(":state%d", i)
+			values[placeholders[i]] = stringValue(string(st))
+		}
+		names["#state"] = "state"
+		filters = append(filters, "#state IN ("+strings.Join(placeholders, ", ")+")")
+	}
+
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.tables.Tasks),
+		IndexName:                 aws.String(index),
+		KeyConditionExpression:    aws.String("#hash = :hash"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+		ScanIndexForward:          aws.Bool(false),
+	}
+	if len(filters) > 0 {
+		in.FilterExpression = aws.String(strings.Join(filters, " AND "))
+	}
+	return in, hashAttr, hashValue, nil
+}

@@ -1,0 +1,174 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+// A token item is (TOKEN#<sha256 hex>, TOKEN): what the token grants, never
+// its secret. agent_id and created_at put it in the by_agent index, so an
+// agent's tokens can be listed and revoked together.
+const (
+	tokenSK      = "TOKEN"
+	byAgentIndex = "by_agent"
+)
+
+func tokenPK(hash string) string { return "TOKEN#" + hash }
+
+// tokenHashPattern is what identity.Hash produces; anything else (a secret
+// passed by mistake, above all) is refused before it reaches the table.
+var tokenHashPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+type tokenRecord struct {
+	PK         string `dynamodbav:"pk"`
+	SK         string `dynamodbav:"sk"`
+	Type       string `dynamodbav:"type"`
+	Hash       string `dynamodbav:"hash"`
+	Kind       string `dynamodbav:"kind"`
+	AgentID    string `dynamodbav:"agent_id"`
+	TaskID     string `dynamodbav:"task_id,omitempty"`
+	RunID      string `dynamodbav:"run_id,omitempty"`
+	ResumesRun string `dynamodbav:"resumes_run,omitempty"`
+	ExpiresAt  string `dynamodbav:"expires_at,omitempty"`
+	Revoked    bool   `dynamodbav:"revoked"`
+	CreatedAt  string `dynamodbav:"created_at"`
+}
+
+// PutToken stores a new token by its hash; a token with that hash already
+// stored is ErrConflict, so a revoked token cannot be brought back.
+func (s *Store) PutToken(ctx context.Context, t identity.Token) error {
+	if !tokenHashPattern.MatchString(t.Hash) {
+		return fmt.Errorf("put token: hash is not a SHA-256 hex digest (store identity.Hash(secret), never the secret)")
+	}
+	if t.Agent == "" || (t.Kind != identity.KindAgent && t.Kind != identity.KindRun) {
+		return fmt.Errorf("put token: needs an agent and kind %s or %s", identity.KindAgent, identity.KindRun)
+	}
+	r := tokenRecord{
+		PK: tokenPK(t.Hash), SK: tokenSK, Type: "token", Hash: t.Hash, Kind: t.Kind, AgentID: t.Agent,
+		TaskID: t.TaskID, RunID: t.RunID, ResumesRun: t.ResumesRun,
+		Revoked: t.Revoked, CreatedAt: sortableTime(t.CreatedAt),
+	}
+	if t.ExpiresAt != nil {
+		r.ExpiresAt = t.ExpiresAt.UTC().Format(time.RFC3339Nano)
+	}
+	item, err := marshalItem(r)
+	if err != nil {
+		return fmt.Errorf("put %s token of %s: %w", t.Kind, t.Agent, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(s.tables.Directory),
+		Item:                item,
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	if err != nil {
+		return writeError(fmt.Sprintf("put %s token of %s", t.Kind, t.Agent), err)
+	}
+	return nil
+}
+
+// TokenByHash finds a token by the hash of its secret, strongly consistent so
+// a revocation applies to the very next call. A missing token is
+// identity.ErrUnknownToken; revoked and expired ones are returned as stored
+// for identity.Authenticate to refuse.
+func (s *Store) TokenByHash(ctx context.Context, hash string) (identity.Token, error) {
+	if !tokenHashPattern.MatchString(hash) {
+		return identity.Token{}, identity.ErrUnknownToken
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.tables.Directory),
+		Key:            directoryKey(tokenPK(hash), tokenSK),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return identity.Token{}, fmt.Errorf("look up token: %w", err)
+	}
+	if out.Item == nil {
+		return identity.Token{}, identity.ErrUnknownToken
+	}
+	var r tokenRecord
+	if err := unmarshalItem(out.Item, &r); err != nil {
+		return identity.Token{}, fmt.Errorf("look up token: %w", err)
+	}
+	t := identity.Token{
+		Hash: r.Hash, Kind: r.Kind, Agent: r.AgentID, TaskID: r.TaskID, RunID: r.RunID,
+		ResumesRun: r.ResumesRun, Revoked: r.Revoked,
+	}
+	if t.CreatedAt, err = time.Parse(time.RFC3339Nano, r.CreatedAt); err != nil {
+		return identity.Token{}, fmt.Errorf("look up token: created_at: %w", err)
+	}
+	if r.ExpiresAt != "" {
+		at, err := time.Parse(time.RFC3339Nano, r.ExpiresAt)
+		if err != nil {
+			return identity.Token{}, fmt.Errorf("look up token: expires_at: %w", err)
+		}
+		t.ExpiresAt = &at
+	}
+	return t, nil
+}
+
+// RevokeToken marks one token revoked (admin command); revoking twice is
+// fine, an unknown hash is ErrNotFound.
+func (s *Store) RevokeToken(ctx context.Context, hash string) error {
+	if !tokenHashPattern.MatchString(hash) {
+		return fmt.Errorf("revoke token: hash is not a SHA-256 hex digest")
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.tables.Directory),
+		Key:                       directoryKey(tokenPK(hash), tokenSK),
+		UpdateExpression:          aws.String("SET revoked = :true"),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}},
+	})
+	if _, missing := failedCondition(err); missing {
+		return fmt.Errorf("revoke token: %w", team.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	return nil
+}
+
+// RevokeAgentTokens revokes every unrevoked token of an agent, agent and run
+// tokens alike (admin command: a leaked or retired agent), and says how many.
+func (s *Store) RevokeAgentTokens(ctx context.Context, agentID string) (int, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.tables.Directory),
+		IndexName:                 aws.String(byAgentIndex),
+		KeyConditionExpression:    aws.String("agent_id = :agent"),
+		FilterExpression:          aws.String("revoked = :false"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":agent": stringValue(agentID), ":false": &types.AttributeValueMemberBOOL{Value: false}},
+	}
+	revoked := 0
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return revoked, fmt.Errorf("tokens of %s: %w", agentID, err)
+		}
+		for _, item := range page.Items {
+			var r tokenRecord
+			if err := unmarshalItem(item, &r); err != nil {
+				return revoked, fmt.Errorf("tokens of %s: %w", agentID, err)
+			}
+			err := s.RevokeToken(ctx, r.Hash)
+			if errors.Is(err, team.ErrNotFound) { // deleted meanwhile: nothing to revoke
+				continue
+			}
+			if err != nil {
+				return revoked, fmt.Errorf("tokens of %s: %w", agentID, err)
+			}
+			revoked++
+		}
+	}
+	return revoked, nil
+}

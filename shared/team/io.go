@@ -1,0 +1,143 @@
+package team
+
+import (
+	"encoding/json"
+
+	"github.com/useprickle/prickle/shared/pulse"
+	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/task"
+)
+
+// The tool inputs and outputs below mirror the JSON schemas in
+// shared/catalog/schemas field for field; the catalog decodes validated
+// arguments into them and encodes the outputs as structuredContent.
+
+// ReadRoomInput asks for Team Pulse and the caller's tasks in a project.
+type ReadRoomInput struct {
+	Project string       `json:"project"`
+	Role    string       `json:"role"`
+	States  []task.State `json:"states"`
+	Limit   int          `json:"limit"`
+	Cursor  string       `json:"cursor"`
+}
+
+// ReadRoomOutput is the room: who is doing what, and the caller's tasks.
+type ReadRoomOutput struct {
+	Project    string        `json:"project"`
+	Pulse      []pulse.Entry `json:"pulse"`
+	Tasks      []task.Task   `json:"tasks"`
+	NextCursor *string       `json:"next_cursor"`
+}
+
+// GetTaskInput names one task.
+type GetTaskInput struct {
+	TaskID string `json:"task_id"`
+}
+
+// GetTaskOutput is a task with its history, oldest first.
+type GetTaskOutput struct {
+	Task    task.Task    `json:"task"`
+	History []task.Event `json:"history"`
+}
+
+// PacketInput is the packet as an agent sends it: the last three fields optional.
+type PacketInput struct {
+	Task               string   `json:"task"`
+	DeliverableType    string   `json:"deliverable_type"`
+	AcceptanceCriteria []string `json:"acceptance_criteria"`
+	Context            string   `json:"context"`
+	Files              []string `json:"files"`
+	DependsOn          []string `json:"depends_on"`
+}
+
+// HandOffInput creates a task for an assignee.
+type HandOffInput struct {
+	Project  string      `json:"project"`
+	Assignee string      `json:"assignee"`
+	Packet   PacketInput `json:"packet"`
+}
+
+// TaskOutput is what every task-moving tool returns.
+type TaskOutput struct {
+	Task task.Task `json:"task"`
+}
+
+// AcceptInput takes a routed task.
+type AcceptInput struct {
+	TaskID string `json:"task_id"`
+	Note   string `json:"note"`
+}
+
+// DeclineInput refuses a task, saying why.
+type DeclineInput struct {
+	TaskID string `json:"task_id"`
+	Reason string `json:"reason"`
+}
+
+// CheckpointInput is the seed's checkpoint plus what the task waits on, if anything.
+type CheckpointInput struct {
+	TaskID        string   `json:"task_id"`
+	Progress      string   `json:"progress"`
+	Decisions     []string `json:"decisions"`
+	FilesTouched  []string `json:"files_touched"`
+	NextSteps     []string `json:"next_steps"`
+	OpenQuestions []string `json:"open_questions"`
+	WaitingOn     string   `json:"waiting_on"`
+}
+
+// ReturnResultInput is seed 001's input.
+type ReturnResultInput struct {
+	TaskID     string          `json:"task_id"`
+	Summary    string          `json:"summary"`
+	Evidence   []task.Evidence `json:"evidence"`
+	Provenance string          `json:"provenance"`
+}
+
+// ReviewInput is the requester's verdict on a returned result.
+type ReviewInput struct {
+	TaskID   string `json:"task_id"`
+	Verdict  string `json:"verdict"`
+	Feedback string `json:"feedback"`
+}
+
+// CancelInput ends a task the caller asked for.
+type CancelInput struct {
+	TaskID string `json:"task_id"`
+	Reason string `json:"reason"`
+}
+
+// UpdatePulseInput is seed 003's input.
+type UpdatePulseInput struct {
+	Project      string   `json:"project"`
+	Availability string   `json:"availability"`
+	Doing        string   `json:"doing"`
+	TaskID       string   `json:"task_id"`
+	Branch       *string  `json:"branch"`
+	Files        []string `json:"files"`
+	LastDecision *string  `json:"last_decision"`
+}
+
+// UpdatePulseOutput is the stored pulse entry.
+type UpdatePulseOutput struct {
+	Pulse pulse.Entry `json:"pulse"`
+}
+
+// RequestStepInput is seed 000's input: the exact call and what it is.
+type RequestStepInput struct {
+	ToolName  string          `json:"tool_name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Kind      string          `json:"kind"`
+	Target    string          `json:"target"`
+	Amount    *step.Amount    `json:"amount"`
+	Reason    string          `json:"reason"`
+}
+
+// RequestStepOutput is seed 000's output: the permission-prompt answer.
+type RequestStepOutput struct {
+	StepID       string          `json:"step_id"`
+	Status       step.Status     `json:"status"`
+	Behavior     string          `json:"behavior"`
+	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
+	Message      string          `json:"message,omitempty"`
+}

@@ -1,0 +1,76 @@
+package team
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/task"
+)
+
+// AcceptTask takes a routed task; only its assignee may.
+func (s *Service) AcceptTask(ctx context.Context, c identity.Caller, in AcceptInput) (TaskOutput, error) {
+	t, err := s.transition(ctx, c, in.TaskID, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
+		return task.Accept(t, c.Agent, in.Note, now)
+	})
+	return TaskOutput{Task: t}, err
+}
+
+// DeclineTask turns a routed or accepted task down; only its assignee may.
+func (s *Service) DeclineTask(ctx context.Context, c identity.Caller, in DeclineInput) (TaskOutput, error) {
+	t, err := s.transition(ctx, c, in.TaskID, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
+		return task.Decline(t, c.Agent, in.Reason, now)
+	})
+	return TaskOutput{Task: t}, err
+}
+
+// SaveCheckpoint records the assignee's progress.
+func (s *Service) SaveCheckpoint(ctx context.Context, c identity.Caller, in CheckpointInput) (TaskOutput, error) {
+	cp := task.Checkpoint{
+		Progress: in.Progress, Decisions: orEmpty(in.Decisions), FilesTouched: orEmpty(in.FilesTouched),
+		NextSteps: orEmpty(in.NextSteps), OpenQuestions: orEmpty(in.OpenQuestions),
+	}
+	t, err := s.transition(ctx, c, in.TaskID, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
+		return task.SaveCheckpoint(t, c.Agent, cp, in.WaitingOn, now)
+	})
+	return TaskOutput{Task: t}, err
+}
+
+// ReturnResult hands the result and its evidence to the requester.
+func (s *Service) ReturnResult(ctx context.Context, c identity.Caller, in ReturnResultInput) (TaskOutput, error) {
+	r := task.Result{Summary: in.Summary, Evidence: in.Evidence, Provenance: in.Provenance}
+	if r.Provenance == "" {
+		r.Provenance = task.ProvenanceAgentGenerated
+	}
+	t, err := s.transition(ctx, c, in.TaskID, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
+		return task.ReturnResult(t, c.Agent, r, now)
+	})
+	return TaskOutput{Task: t}, err
+}
+
+// ReviewResult applies the requester's verdict; a completed task routes its dependents.
+func (s *Service) ReviewResult(ctx context.Context, c identity.Caller, in ReviewInput) (TaskOutput, error) {
+	t, err := s.transition(ctx, c, in.TaskID, func(t task.Task, p Project, now time.Time) (task.Move, error) {
+		needsOwner := slices.Contains(p.OwnerApprovalTypes, t.Packet.DeliverableType)
+		return task.Review(t, c.Agent, in.Verdict, in.Feedback, needsOwner, now)
+	})
+	if err != nil {
+		return TaskOutput{}, err
+	}
+	if t.State == task.Completed {
+		if err := s.RouteDependents(ctx, t.Project, t.ID); err != nil {
+			return TaskOutput{}, fmt.Errorf("task %s completed, but routing its dependents failed: %w", t.ID, err)
+		}
+	}
+	return TaskOutput{Task: t}, nil
+}
+
+// CancelTask ends an open task; only its requester may.
+func (s *Service) CancelTask(ctx context.Context, c identity.Caller, in CancelInput) (TaskOutput, error) {
+	t, err := s.transition(ctx, c, in.TaskID, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
+		return task.Cancel(t, c.Agent, in.Reason, now)
+	})
+	return TaskOutput{Task: t}, err
+}

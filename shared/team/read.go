@@ -1,0 +1,68 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/pulse"
+	"github.com/useprickle/prickle/shared/task"
+)
+
+// ErrBadCursor is what a store returns for a cursor it did not issue.
+var ErrBadCursor = errors.New("bad cursor")
+
+// ReadRoom returns Team Pulse of a project and the tasks that involve the caller, newest first.
+func (s *Service) ReadRoom(ctx context.Context, c identity.Caller, in ReadRoomInput) (ReadRoomOutput, error) {
+	if _, err := s.member(ctx, c, in.Project); err != nil {
+		return ReadRoomOutput{}, err
+	}
+	if in.Role == "" {
+		in.Role = "any"
+	}
+	if in.Limit == 0 {
+		in.Limit = 20
+	}
+	entries, err := s.Store.Pulse(ctx, in.Project)
+	if err != nil {
+		return ReadRoomOutput{}, fmt.Errorf("read pulse of %s: %w", in.Project, err)
+	}
+	page, err := s.Store.ListTasks(ctx, TaskQuery{
+		Project: in.Project, Involving: c.Agent, Role: in.Role,
+		States: in.States, Limit: in.Limit, Cursor: in.Cursor,
+	})
+	if errors.Is(err, ErrBadCursor) {
+		return ReadRoomOutput{}, task.Refusef("cursor %q is not one read_room returned for this query; start again without a cursor", in.Cursor)
+	}
+	if err != nil {
+		return ReadRoomOutput{}, fmt.Errorf("list tasks of %s: %w", in.Project, err)
+	}
+	out := ReadRoomOutput{Project: in.Project, Pulse: entries, Tasks: page.Tasks}
+	if out.Pulse == nil {
+		out.Pulse = []pulse.Entry{}
+	}
+	if out.Tasks == nil {
+		out.Tasks = []task.Task{}
+	}
+	if page.NextCursor != "" {
+		out.NextCursor = &page.NextCursor
+	}
+	return out, nil
+}
+
+// GetTask returns one task of the caller's projects with its history.
+func (s *Service) GetTask(ctx context.Context, c identity.Caller, in GetTaskInput) (GetTaskOutput, error) {
+	t, _, err := s.visibleTask(ctx, c, in.TaskID)
+	if err != nil {
+		return GetTaskOutput{}, err
+	}
+	h, err := s.Store.History(ctx, t.ID)
+	if err != nil {
+		return GetTaskOutput{}, fmt.Errorf("read history of %s: %w", t.ID, err)
+	}
+	if h == nil {
+		h = []task.Event{}
+	}
+	return GetTaskOutput{Task: t, History: h}, nil
+}

@@ -1,0 +1,123 @@
+package team
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/task"
+)
+
+// Service carries out the tools for an authenticated caller.
+type Service struct {
+	Store Store
+	// Now is the clock; tests inject one to step through time.
+	Now func() time.Time
+	// NewID makes ids for tasks and steps; tests may make them predictable.
+	NewID func(prefix string) string
+}
+
+// New builds a Service with the real clock and random ids.
+func New(s Store) *Service {
+	return &Service{Store: s, Now: time.Now, NewID: RandomID}
+}
+
+// RandomID returns prefix plus 16 random base32 characters: unguessable and URL-safe.
+func RandomID(prefix string) string {
+	b := make([]byte, 10)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("crypto/rand failed: %v", err))
+	}
+	return prefix + strings.ToLower(base32.StdEncoding.EncodeToString(b))
+}
+
+// now is the service clock in UTC at millisecond precision, as stored.
+func (s *Service) now() time.Time {
+	return s.Now().UTC().Truncate(time.Millisecond)
+}
+
+// member returns the project if the caller belongs to it. A project the
+// caller is not in looks exactly like one that does not exist.
+func (s *Service) member(ctx context.Context, c identity.Caller, slug string) (Project, error) {
+	a, err := s.Store.Agent(ctx, c.Agent)
+	if err != nil {
+		return Project{}, fmt.Errorf("load caller %s: %w", c.Agent, err)
+	}
+	if !slices.Contains(a.Projects, slug) {
+		return Project{}, task.Refusef("no project %s that %s belongs to", slug, c.Agent)
+	}
+	p, err := s.Store.Project(ctx, slug)
+	if errors.Is(err, ErrNotFound) {
+		return Project{}, task.Refusef("no project %s that %s belongs to", slug, c.Agent)
+	}
+	if err != nil {
+		return Project{}, fmt.Errorf("load project %s: %w", slug, err)
+	}
+	return p, nil
+}
+
+// visibleTask loads a task the caller may see: one of a project it belongs
+// to. Any other task is reported as not found, so outsiders learn nothing.
+func (s *Service) visibleTask(ctx context.Context, c identity.Caller, id string) (task.Task, Project, error) {
+	t, err := s.Store.Task(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return task.Task{}, Project{}, task.Refusef("no task %s in a project of %s", id, c.Agent)
+	}
+	if err != nil {
+		return task.Task{}, Project{}, fmt.Errorf("load task %s: %w", id, err)
+	}
+	p, err := s.member(ctx, c, t.Project)
+	var refusal *task.Refusal
+	if errors.As(err, &refusal) {
+		return task.Task{}, Project{}, task.Refusef("no task %s in a project of %s", id, c.Agent)
+	}
+	if err != nil {
+		return task.Task{}, Project{}, err
+	}
+	return t, p, nil
+}
+
+// writableTask is visibleTask plus the run-token rule: a run token acts
+// only on the task it was minted for.
+func (s *Service) writableTask(ctx context.Context, c identity.Caller, id string) (task.Task, Project, error) {
+	if c.Kind == identity.KindRun && c.TaskID != id {
+		return task.Task{}, Project{}, task.Refusef("this run token is for task %s; use your agent token for task %s", c.TaskID, id)
+	}
+	return s.visibleTask(ctx, c, id)
+}
+
+// transition loads a task, applies a lifecycle rule and stores the move in
+// one conditional write; a lost race is reported with the state that won.
+func (s *Service) transition(ctx context.Context, c identity.Caller, id string, rule func(task.Task, Project, time.Time) (task.Move, error)) (task.Task, error) {
+	t, p, err := s.writableTask(ctx, c, id)
+	if err != nil {
+		return task.Task{}, err
+	}
+	m, err := rule(t, p, s.now())
+	if err != nil {
+		return task.Task{}, err
+	}
+	if err := s.Store.ApplyMove(ctx, t.Version, m); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return task.Task{}, s.conflict(ctx, id)
+		}
+		return task.Task{}, fmt.Errorf("store move of task %s: %w", id, err)
+	}
+	m.Task.Version = t.Version + 1
+	return m.Task, nil
+}
+
+// conflict explains a lost race: another call moved the task first.
+func (s *Service) conflict(ctx context.Context, id string) error {
+	t, err := s.Store.Task(ctx, id)
+	if err != nil {
+		return task.Refusef("task %s was changed by another call at the same moment; read it again and retry", id)
+	}
+	return task.Refusef("task %s was changed by another call at the same moment and is now %s; read it again before retrying", id, t.State)
+}

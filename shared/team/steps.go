@@ -1,0 +1,194 @@
+package team
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/task"
+)
+
+// The answers request_step gives, word for word as the tool reference promises.
+const (
+	msgPending  = "still waiting for your owner: checkpoint, then end your turn; you'll be resumed when your owner decides"
+	msgLeftToPL = "allowed, left for your permission layer: make exactly that call now"
+	msgRefused  = "refused by your owner; don't try it again: finish without it, or return what you have and say why"
+	msgAllowed  = "allowed: make exactly that call, once, now"
+)
+
+// RequestStep asks the caller's owner before a destructive, spending or
+// outbound call, and answers like a permission prompt: allow or deny.
+func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in RequestStepInput) (RequestStepOutput, error) {
+	if c.Kind != identity.KindRun {
+		return RequestStepOutput{}, task.Refusef("request_step is for a woken run only: it needs the run token Prickle gives a run it wakes for a task, and %s called with its agent token", c.Agent)
+	}
+	t, p, err := s.writableTask(ctx, c, c.TaskID)
+	if err != nil {
+		return RequestStepOutput{}, err
+	}
+	if t.Assignee != c.Agent {
+		return RequestStepOutput{}, task.Refusef("request_step on task %s is for its assignee (%s); you are %s, and the task is %s", t.ID, t.Assignee, c.Agent, t.State)
+	}
+	if t.State != task.Accepted && t.State != task.Working && t.State != task.Waiting {
+		return RequestStepOutput{}, task.Refusef("task %s is %s; request_step needs accepted, working or waiting", t.ID, t.State)
+	}
+	input := in.Input
+	if len(input) == 0 {
+		input = json.RawMessage(`{}`)
+	}
+	canonical, err := step.Canonical(input)
+	if err != nil {
+		return RequestStepOutput{}, task.Refusef("input must be a JSON object: %v", err)
+	}
+	fp := step.Fingerprint(t.ID, in.ToolName, canonical)
+	now := s.now()
+
+	steps, err := s.Store.StepsForTask(ctx, t.ID)
+	if err != nil {
+		return RequestStepOutput{}, fmt.Errorf("read steps of task %s: %w", t.ID, err)
+	}
+	var change StepChange
+	var match *step.Step
+	var pending []step.Step
+	for _, st := range steps {
+		eff := st.Effective(now)
+		if eff.Status != st.Status {
+			// Expiry is checked on every read; TTL deletion lags behind.
+			change.Steps = append(change.Steps, StepWrite{Step: eff, Prev: st.Status})
+		}
+		if eff.Fingerprint == fp && eff.Live() && (eff.RunID == c.RunID || (c.ResumesRun != "" && eff.RunID == c.ResumesRun)) {
+			match = &eff
+		}
+		if eff.Status == step.Pending {
+			pending = append(pending, eff)
+		}
+	}
+
+	if match != nil {
+		return s.answer(ctx, c, *match, in.ToolUseID, change)
+	}
+
+	// A new step: it withdraws the one waiting, and the task waits on the owner.
+	for _, old := range pending {
+		old.Status = step.Withdrawn
+		change.Steps = append(change.Steps, StepWrite{Step: old, Prev: step.Pending})
+	}
+	deadline := p.StepDeadline
+	if deadline <= 0 {
+		deadline = step.DefaultPendingDeadline
+	}
+	ns := step.Step{
+		ID: s.NewID("stp_"), TaskID: t.ID, Project: t.Project, Agent: c.Agent, RunID: c.RunID,
+		ToolName: in.ToolName, Input: canonical, Fingerprint: fp,
+		Kind: in.Kind, Target: in.Target, Amount: in.Amount, Reason: in.Reason,
+		Status: step.Pending, CreatedAt: now, ExpiresAt: now.Add(deadline),
+	}
+	change.Steps = append(change.Steps, StepWrite{Step: ns})
+	wait := task.WaitingOnOwnerApproval
+	from := t.State
+	next := t
+	next.State, next.WaitingOn, next.UpdatedAt = task.Waiting, &wait, now
+	note := fmt.Sprintf("asked owner: %s %s", in.ToolName, ns.ID)
+	change.Move = &task.Move{Task: next, Event: task.Event{At: now, By: c.Agent, Action: "step_requested", From: &from, To: task.Waiting, Note: &note}}
+	change.PrevVersion = t.Version
+	if err := s.Store.SaveSteps(ctx, change); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return RequestStepOutput{}, task.Refusef("task %s changed while asking; call request_step again", t.ID)
+		}
+		return RequestStepOutput{}, fmt.Errorf("store step: %w", err)
+	}
+	return RequestStepOutput{StepID: ns.ID, Status: step.Pending, Behavior: "deny", Message: msgPending}, nil
+}
+
+// answer tells the run what its owner decided about a step it asked before.
+func (s *Service) answer(ctx context.Context, c identity.Caller, st step.Step, toolUseID string, change StepChange) (RequestStepOutput, error) {
+	out := RequestStepOutput{StepID: st.ID, Status: st.Status, Behavior: "deny"}
+	switch st.Status {
+	case step.Pending:
+		out.Message = msgPending
+	case step.Refused:
+		out.Message = msgRefused
+		if st.Message != "" {
+			out.Message = truncate(fmt.Sprintf("refused by your owner: %q; don't try it again: finish without it, or return what you have and say why", st.Message), 500)
+		}
+	case step.Approved:
+		if toolUseID == "" {
+			out.Message = msgLeftToPL
+			break
+		}
+		used := st
+		used.Status = step.Consumed
+		change.Steps = append(change.Steps, StepWrite{Step: used, Prev: step.Approved})
+		out.Status, out.Behavior, out.UpdatedInput, out.Message = step.Consumed, "allow", st.Input, msgAllowed
+	}
+	if len(change.Steps) > 0 {
+		if err := s.Store.SaveSteps(ctx, change); err != nil {
+			if errors.Is(err, ErrConflict) {
+				return RequestStepOutput{}, task.Refusef("step %s changed while answering (used or decided at the same moment); call request_step again", st.ID)
+			}
+			return RequestStepOutput{}, fmt.Errorf("store step %s: %w", st.ID, err)
+		}
+	}
+	return out, nil
+}
+
+// DecideStep records an owner's answer to a pending step and puts the task
+// back to work. Until approval links land, owners decide through the admin command.
+func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, approve bool, message string) (step.Step, error) {
+	st, err := s.Store.Step(ctx, taskID, stepID)
+	if errors.Is(err, ErrNotFound) {
+		return step.Step{}, task.Refusef("no step %s on task %s", stepID, taskID)
+	}
+	if err != nil {
+		return step.Step{}, fmt.Errorf("load step %s: %w", stepID, err)
+	}
+	a, err := s.Store.Agent(ctx, st.Agent)
+	if err != nil {
+		return step.Step{}, fmt.Errorf("load agent %s: %w", st.Agent, err)
+	}
+	if a.Owner != owner {
+		return step.Step{}, task.Refusef("step %s was asked by %s, whose owner is %s, not %s", stepID, st.Agent, a.Owner, owner)
+	}
+	now := s.now()
+	if eff := st.Effective(now); eff.Status != step.Pending {
+		return step.Step{}, task.Refusef("step %s is %s; only a pending step can be decided", stepID, eff.Status)
+	}
+	decided := st
+	decided.DecidedBy, decided.DecidedAt, decided.Message = owner, &now, message
+	decided.Status = step.Refused
+	if approve {
+		decided.Status = step.Approved
+		decided.ExpiresAt = now.Add(step.UseWindow)
+	}
+	change := StepChange{Steps: []StepWrite{{Step: decided, Prev: step.Pending}}}
+	t, err := s.Store.Task(ctx, taskID)
+	if err != nil {
+		return step.Step{}, fmt.Errorf("load task %s: %w", taskID, err)
+	}
+	if t.State == task.Waiting && t.WaitingOn != nil && *t.WaitingOn == task.WaitingOnOwnerApproval {
+		from := t.State
+		next := t
+		next.State, next.WaitingOn, next.UpdatedAt = task.Working, nil, now
+		note := fmt.Sprintf("owner %s %s %s", owner, decided.Status, stepID)
+		change.Move = &task.Move{Task: next, Event: task.Event{At: now, By: "owner:" + owner, Action: "step_decided", From: &from, To: task.Working, Note: &note}}
+		change.PrevVersion = t.Version
+	}
+	if err := s.Store.SaveSteps(ctx, change); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return step.Step{}, task.Refusef("step %s was decided or changed at the same moment; look again", stepID)
+		}
+		return step.Step{}, fmt.Errorf("store decision on step %s: %w", stepID, err)
+	}
+	return decided, nil
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,477 @@
+// Package teamtest is an in-memory team.Store: the fake for domain tests only.
+//
+// It keeps the contract of the ports in shared/team, including the parts
+// tests lean on: every write is conditional and a lost race is team.ErrConflict
+// with nothing written; SaveSteps is all-or-nothing; missing items are
+// team.ErrNotFound; ListTasks pages newest first with an opaque cursor that
+// never skips or repeats a task and is refused (team.ErrBadCursor) for any
+// other query. It is not a model of DynamoDB's latency, limits or
+// consistency, so storage behaviour is tested against the real store.
+package teamtest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/useprickle/prickle/shared/pulse"
+	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+// DefaultLimit and MaxLimit bound ListTasks pages as the real store does: a
+// limit below 1 means DefaultLimit, above MaxLimit means MaxLimit.
+const (
+	DefaultLimit = 20
+	MaxLimit     = 100
+)
+
+// Store is the in-memory team.Store. The zero value is not ready; use New.
+type Store struct {
+	mu       sync.Mutex
+	agents   map[string]team.Agent
+	projects map[string]team.Project
+	tasks    map[string]task.Task
+	history  map[string][]task.Event
+	steps    map[string]map[string]step.Step // task id → step id → step
+	pulses   map[string]map[string]pulse.Entry
+}
+
+var _ team.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		agents:   map[string]team.Agent{},
+		projects: map[string]team.Project{},
+		tasks:    map[string]task.Task{},
+		history:  map[string][]task.Event{},
+		steps:    map[string]map[string]step.Step{},
+		pulses:   map[string]map[string]pulse.Entry{},
+	}
+}
+
+// AddProject seeds a project, replacing any with the same slug.
+func (s *Store) AddProject(p team.Project) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p.OwnerApprovalTypes = slices.Clone(p.OwnerApprovalTypes)
+	s.projects[p.Slug] = p
+}
+
+// AddAgent seeds an agent, replacing any with the same id. An empty Owner
+// is taken from the id (owner/agent).
+func (s *Store) AddAgent(a team.Agent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a.Owner == "" {
+		a.Owner, _, _ = strings.Cut(a.ID, "/")
+	}
+	a.Projects = slices.Clone(a.Projects)
+	s.agents[a.ID] = a
+}
+
+// AddTask seeds a task as stored, bypassing the lifecycle: any state, at
+// version 1 unless it carries one. Its history is the given events, or one
+// hand_off line when none are given.
+func (s *Store) AddTask(t task.Task, history ...task.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.Version == 0 {
+		t.Version = 1
+	}
+	if len(history) == 0 {
+		history = []task.Event{{At: t.CreatedAt, By: t.Requester, Action: "hand_off", To: t.State}}
+	}
+	s.tasks[t.ID] = copyTask(t)
+	s.history[t.ID] = nil
+	for _, e := range history {
+		s.appendEvent(t.ID, e)
+	}
+}
+
+// Agent implements team.Directory.
+func (s *Store) Agent(_ context.Context, id string) (team.Agent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.agents[id]
+	if !ok {
+		return team.Agent{}, fmt.Errorf("agent %s: %w", id, team.ErrNotFound)
+	}
+	a.Projects = slices.Clone(a.Projects)
+	return a, nil
+}
+
+// Project implements team.Directory.
+func (s *Store) Project(_ context.Context, slug string) (team.Project, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.projects[slug]
+	if !ok {
+		return team.Project{}, fmt.Errorf("project %s: %w", slug, team.ErrNotFound)
+	}
+	p.OwnerApprovalTypes = slices.Clone(p.OwnerApprovalTypes)
+	return p, nil
+}
+
+// Task implements team.Tasks.
+func (s *Store) Task(_ context.Context, id string) (task.Task, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tasks[id]
+	if !ok {
+		return task.Task{}, fmt.Errorf("task %s: %w", id, team.ErrNotFound)
+	}
+	return copyTask(t), nil
+}
+
+// History implements team.Tasks: the task's events, oldest first.
+func (s *Store) History(_ context.Context, id string) ([]task.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tasks[id]; !ok {
+		return nil, fmt.Errorf("history of task %s: %w", id, team.ErrNotFound)
+	}
+	out := make([]task.Event, len(s.history[id]))
+	for i, e := range s.history[id] {
+		out[i] = copyEvent(e)
+	}
+	return out, nil
+}
+
+// CreateTask implements team.Tasks: the task is stored at version 1, only
+// if no task has its id (team.ErrConflict otherwise).
+func (s *Store) CreateTask(_ context.Context, t task.Task, first task.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.ID == "" {
+		return fmt.Errorf("create task: empty id")
+	}
+	if _, ok := s.tasks[t.ID]; ok {
+		return fmt.Errorf("create task %s: %w", t.ID, team.ErrConflict)
+	}
+	t.Version = 1
+	s.tasks[t.ID] = copyTask(t)
+	s.appendEvent(t.ID, first)
+	return nil
+}
+
+// ApplyMove implements team.Tasks: m.Task is stored as prevVersion+1 and
+// m.Event appended, only if the stored task is still at prevVersion. Like
+// the real store's condition on the stored version, a missing task fails it
+// too (team.ErrConflict).
+func (s *Store) ApplyMove(_ context.Context, prevVersion int, m task.Move) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkMove(prevVersion, m); err != nil {
+		return err
+	}
+	s.applyMove(prevVersion, m)
+	return nil
+}
+
+func (s *Store) checkMove(prevVersion int, m task.Move) error {
+	if prevVersion < 1 {
+		return fmt.Errorf("move task %s: previous version %d is not a stored version", m.Task.ID, prevVersion)
+	}
+	cur, ok := s.tasks[m.Task.ID]
+	if !ok {
+		return fmt.Errorf("move task %s: not stored: %w", m.Task.ID, team.ErrConflict)
+	}
+	if cur.Version != prevVersion {
+		return fmt.Errorf("move task %s from version %d, stored version is %d: %w", m.Task.ID, prevVersion, cur.Version, team.ErrConflict)
+	}
+	return nil
+}
+
+func (s *Store) applyMove(prevVersion int, m task.Move) {
+	t := copyTask(m.Task)
+	t.Version = prevVersion + 1
+	s.tasks[t.ID] = t
+	s.appendEvent(t.ID, m.Event)
+}
+
+func (s *Store) appendEvent(id string, e task.Event) {
+	e = copyEvent(e)
+	e.Seq = len(s.history[id]) + 1
+	s.history[id] = append(s.history[id], e)
+}
+
+// cursor is what a ListTasks cursor encodes: the sort key of the last task
+// returned and a digest of the query it belongs to.
+type cursor struct {
+	CreatedAt int64  `json:"c"`
+	ID        string `json:"i"`
+	Query     string `json:"q"`
+}
+
+// queryDigest identifies a query without its limit and cursor, so that a
+// cursor is only accepted for the query that issued it.
+func queryDigest(q team.TaskQuery) string {
+	states := make([]string, len(q.States))
+	for i, st := range q.States {
+		states[i] = string(st)
+	}
+	slices.Sort(states)
+	role := q.Role
+	if role == "" {
+		role = "any"
+	}
+	sum := sha256.Sum256([]byte(strings.Join([]string{q.Project, q.Involving, role, strings.Join(states, ",")}, "\x00")))
+	return hex.EncodeToString(sum[:8])
+}
+
+// newer reports whether a sorts before b: newest first, ties broken by id (descending).
+func newer(a, b task.Task) bool {
+	if !a.CreatedAt.Equal(b.CreatedAt) {
+		return a.CreatedAt.After(b.CreatedAt)
+	}
+	return a.ID > b.ID
+}
+
+// ListTasks implements team.Tasks. Involving empty keeps every task of the
+// project; Role (assignee, requester, any; empty means any) says how the
+// Involving agent must be involved; States empty keeps every state.
+func (s *Store) ListTasks(_ context.Context, q team.TaskQuery) (team.TaskPage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch q.Role {
+	case "", "any", "assignee", "requester":
+	default:
+		return team.TaskPage{}, fmt.Errorf("list tasks: role %q is not assignee, requester or any", q.Role)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	limit = min(limit, MaxLimit)
+	digest := queryDigest(q)
+	var after *task.Task
+	if q.Cursor != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(q.Cursor)
+		var c cursor
+		if err == nil {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			err = dec.Decode(&c)
+		}
+		if err != nil || c.Query != digest || c.ID == "" {
+			return team.TaskPage{}, fmt.Errorf("list tasks with cursor %q: %w", q.Cursor, team.ErrBadCursor)
+		}
+		after = &task.Task{ID: c.ID, CreatedAt: time.Unix(0, c.CreatedAt)}
+	}
+	var matched []task.Task
+	for _, t := range s.tasks {
+		if t.Project != q.Project || !involves(t, q.Involving, q.Role) {
+			continue
+		}
+		if len(q.States) > 0 && !slices.Contains(q.States, t.State) {
+			continue
+		}
+		if after != nil && !newer(*after, t) {
+			continue
+		}
+		matched = append(matched, t)
+	}
+	slices.SortFunc(matched, func(a, b task.Task) int {
+		if newer(a, b) {
+			return -1
+		}
+		if newer(b, a) {
+			return 1
+		}
+		return 0
+	})
+	page := team.TaskPage{Tasks: []task.Task{}}
+	for i, t := range matched {
+		if i == limit {
+			last := page.Tasks[len(page.Tasks)-1]
+			b, err := json.Marshal(cursor{CreatedAt: last.CreatedAt.UnixNano(), ID: last.ID, Query: digest})
+			if err != nil {
+				return team.TaskPage{}, fmt.Errorf("encode cursor: %w", err)
+			}
+			page.NextCursor = base64.RawURLEncoding.EncodeToString(b)
+			break
+		}
+		page.Tasks = append(page.Tasks, copyTask(t))
+	}
+	return page, nil
+}
+
+func involves(t task.Task, agent, role string) bool {
+	if agent == "" {
+		return true
+	}
+	switch role {
+	case "assignee":
+		return t.Assignee == agent
+	case "requester":
+		return t.Requester == agent
+	}
+	return t.Assignee == agent || t.Requester == agent
+}
+
+// Step implements team.Steps.
+func (s *Store) Step(_ context.Context, taskID, stepID string) (step.Step, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.steps[taskID][stepID]
+	if !ok {
+		return step.Step{}, fmt.Errorf("step %s of task %s: %w", stepID, taskID, team.ErrNotFound)
+	}
+	return copyStep(st), nil
+}
+
+// StepsForTask implements team.Steps: every stored step of the task, oldest
+// first, whatever its status (empty for a task with none).
+func (s *Store) StepsForTask(_ context.Context, taskID string) ([]step.Step, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]step.Step, 0, len(s.steps[taskID]))
+	for _, st := range s.steps[taskID] {
+		out = append(out, copyStep(st))
+	}
+	slices.SortFunc(out, func(a, b step.Step) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// SaveSteps implements team.Steps as one transaction: every step write is
+// conditional on its stored status being Prev (Prev empty: on the step not
+// existing), the optional move on the task's version being PrevVersion; if
+// any condition fails nothing is written and the error is team.ErrConflict.
+// Two writes to the same step in one change are refused, as DynamoDB
+// refuses two operations on one item in a transaction.
+func (s *Store) SaveSteps(_ context.Context, c team.StepChange) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[[2]string]bool{}
+	for _, w := range c.Steps {
+		key := [2]string{w.Step.TaskID, w.Step.ID}
+		if w.Step.TaskID == "" || w.Step.ID == "" {
+			return fmt.Errorf("save steps: a step needs a task id and a step id")
+		}
+		if seen[key] {
+			return fmt.Errorf("save steps: step %s written twice in one change", w.Step.ID)
+		}
+		seen[key] = true
+		cur, exists := s.steps[w.Step.TaskID][w.Step.ID]
+		switch {
+		case w.Prev == "" && exists:
+			return fmt.Errorf("save new step %s: it exists already: %w", w.Step.ID, team.ErrConflict)
+		case w.Prev != "" && !exists:
+			return fmt.Errorf("save step %s: expected %s, not stored: %w", w.Step.ID, w.Prev, team.ErrConflict)
+		case w.Prev != "" && cur.Status != w.Prev:
+			return fmt.Errorf("save step %s: expected %s, stored %s: %w", w.Step.ID, w.Prev, cur.Status, team.ErrConflict)
+		}
+	}
+	if c.Move != nil {
+		if err := s.checkMove(c.PrevVersion, *c.Move); err != nil {
+			return fmt.Errorf("save steps: %w", err)
+		}
+	}
+	for _, w := range c.Steps {
+		if s.steps[w.Step.TaskID] == nil {
+			s.steps[w.Step.TaskID] = map[string]step.Step{}
+		}
+		s.steps[w.Step.TaskID][w.Step.ID] = copyStep(w.Step)
+	}
+	if c.Move != nil {
+		s.applyMove(c.PrevVersion, *c.Move)
+	}
+	return nil
+}
+
+// PutPulse implements team.Pulses: one entry per agent and project, the latest wins.
+func (s *Store) PutPulse(_ context.Context, e pulse.Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pulses[e.Project] == nil {
+		s.pulses[e.Project] = map[string]pulse.Entry{}
+	}
+	s.pulses[e.Project][e.AgentID] = copyPulse(e)
+	return nil
+}
+
+// Pulse implements team.Pulses: the project's entries, most recently updated first.
+func (s *Store) Pulse(_ context.Context, project string) ([]pulse.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]pulse.Entry, 0, len(s.pulses[project]))
+	for _, e := range s.pulses[project] {
+		out = append(out, copyPulse(e))
+	}
+	slices.SortFunc(out, func(a, b pulse.Entry) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.AgentID, b.AgentID)
+	})
+	return out, nil
+}
+
+// The copies below keep callers from changing stored items through shared
+// slices and pointers, as a real store's round trip would.
+
+func copyTask(t task.Task) task.Task {
+	t.WaitingOn = copyPtr(t.WaitingOn)
+	t.Packet.AcceptanceCriteria = slices.Clone(t.Packet.AcceptanceCriteria)
+	t.Packet.Files = slices.Clone(t.Packet.Files)
+	t.Packet.DependsOn = slices.Clone(t.Packet.DependsOn)
+	if t.Result != nil {
+		r := *t.Result
+		r.Evidence = slices.Clone(r.Evidence)
+		t.Result = &r
+	}
+	if t.LatestCheckpoint != nil {
+		cp := *t.LatestCheckpoint
+		cp.Decisions = slices.Clone(cp.Decisions)
+		cp.FilesTouched = slices.Clone(cp.FilesTouched)
+		cp.NextSteps = slices.Clone(cp.NextSteps)
+		cp.OpenQuestions = slices.Clone(cp.OpenQuestions)
+		t.LatestCheckpoint = &cp
+	}
+	return t
+}
+
+func copyEvent(e task.Event) task.Event {
+	e.From = copyPtr(e.From)
+	e.Note = copyPtr(e.Note)
+	return e
+}
+
+func copyStep(st step.Step) step.Step {
+	st.Input = bytes.Clone(st.Input)
+	st.DecidedAt = copyPtr(st.DecidedAt)
+	st.Amount = copyPtr(st.Amount)
+	return st
+}
+
+func copyPulse(e pulse.Entry) pulse.Entry {
+	e.TaskID = copyPtr(e.TaskID)
+	e.Branch = copyPtr(e.Branch)
+	e.LastDecision = copyPtr(e.LastDecision)
+	e.Files = slices.Clone(e.Files)
+	return e
+}
+
+func copyPtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
