@@ -19,7 +19,9 @@ const maxTransactItems = 100
 
 // stepRecord is a step item, keyed (task_id, step_id). input is the
 // canonical JSON as a string, so it comes back byte for byte; ttl is
-// expires_at in epoch seconds, for DynamoDB's TTL deletion.
+// expires_at in epoch seconds while the step is pending or approved, so
+// DynamoDB's TTL deletion (and its stream) reports the expiry, and a
+// retention period later once the step is settled, so its record stays readable.
 type stepRecord struct {
 	TaskID      string       `dynamodbav:"task_id"`
 	StepID      string       `dynamodbav:"step_id"`
@@ -48,7 +50,7 @@ func newStepRecord(s step.Step) stepRecord {
 		ToolName: s.ToolName, Input: string(s.Input), Fingerprint: s.Fingerprint,
 		Kind: s.Kind, Target: s.Target, Amount: s.Amount, Reason: s.Reason,
 		Status: s.Status, Message: s.Message, DecidedBy: s.DecidedBy, DecidedAt: utcPtr(s.DecidedAt),
-		CreatedAt: s.CreatedAt.UTC(), ExpiresAt: s.ExpiresAt.UTC(), TTL: s.ExpiresAt.Unix(),
+		CreatedAt: s.CreatedAt.UTC(), ExpiresAt: s.ExpiresAt.UTC(), TTL: ttlOf(s),
 	}
 }
 
@@ -150,4 +152,14 @@ func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
 		return writeError(fmt.Sprintf("save %d steps", len(c.Steps)), err)
 	}
 	return nil
+}
+
+// SettledRetention is how long a decided, used, withdrawn or expired step is kept.
+const SettledRetention = 30 * 24 * time.Hour
+
+func ttlOf(s step.Step) int64 {
+	if s.Status == step.Pending || s.Status == step.Approved {
+		return s.ExpiresAt.Unix()
+	}
+	return s.ExpiresAt.Add(SettledRetention).Unix()
 }

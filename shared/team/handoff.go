@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/task"
 )
@@ -45,11 +46,11 @@ func (s *Service) HandOffTask(ctx context.Context, c identity.Caller, in HandOff
 	if err := s.Store.CreateTask(ctx, t, first); err != nil {
 		return TaskOutput{}, fmt.Errorf("store new task: %w", err)
 	}
-	if !ready {
+	if ready {
+		s.publish(ctx, event.ForTask(event.TaskRouted, t, c.Agent, now))
+	} else if routed, err := s.routeIfReady(ctx, t); err == nil {
 		// A dependency may have completed between the check and the write.
-		if routed, err := s.routeIfReady(ctx, t); err == nil {
-			t = routed
-		}
+		t = routed
 	}
 	return TaskOutput{Task: t}, nil
 }
@@ -90,6 +91,7 @@ func (s *Service) routeIfReady(ctx context.Context, t task.Task) (task.Task, err
 		return t, fmt.Errorf("route task %s: %w", t.ID, err)
 	}
 	m.Task.Version = t.Version + 1
+	s.publish(ctx, event.ForTask(event.TaskRouted, m.Task, task.System, m.Event.At))
 	return m.Task, nil
 }
 

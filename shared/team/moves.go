@@ -2,10 +2,11 @@ package team
 
 import (
 	"context"
-	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
+	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/task"
 )
@@ -47,7 +48,11 @@ func (s *Service) ReturnResult(ctx context.Context, c identity.Caller, in Return
 	t, err := s.transition(ctx, c, in.TaskID, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
 		return task.ReturnResult(t, c.Agent, r, now)
 	})
-	return TaskOutput{Task: t}, err
+	if err != nil {
+		return TaskOutput{}, err
+	}
+	s.publish(ctx, event.ForTask(event.ResultReturned, t, c.Agent, t.UpdatedAt))
+	return TaskOutput{Task: t}, nil
 }
 
 // ReviewResult applies the requester's verdict; a completed task routes its dependents.
@@ -59,12 +64,23 @@ func (s *Service) ReviewResult(ctx context.Context, c identity.Caller, in Review
 	if err != nil {
 		return TaskOutput{}, err
 	}
-	if t.State == task.Completed {
-		if err := s.RouteDependents(ctx, t.Project, t.ID); err != nil {
-			return TaskOutput{}, fmt.Errorf("task %s completed, but routing its dependents failed: %w", t.ID, err)
-		}
+	switch t.State {
+	case task.Completed:
+		s.completed(ctx, t, c.Agent)
+	case task.Approval:
+		s.publish(ctx, event.ForTask(event.ApprovalRequested, t, c.Agent, t.UpdatedAt))
 	}
 	return TaskOutput{Task: t}, nil
+}
+
+// completed announces a completed task and routes its dependents at once;
+// the route function does the same on Task Completed, so a failure here is
+// retried there rather than reported to the caller, whose change is stored.
+func (s *Service) completed(ctx context.Context, t task.Task, actor string) {
+	s.publish(ctx, event.ForTask(event.TaskCompleted, t, actor, t.UpdatedAt))
+	if err := s.RouteDependents(ctx, t.Project, t.ID); err != nil {
+		slog.ErrorContext(ctx, "route dependents failed; the route function retries on Task Completed", "task", t.ID, "error", err.Error())
+	}
 }
 
 // CancelTask ends an open task; only its requester may.

@@ -6,10 +6,12 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/task"
 )
@@ -21,11 +23,31 @@ type Service struct {
 	Now func() time.Time
 	// NewID makes ids for tasks and steps; tests may make them predictable.
 	NewID func(prefix string) string
+	// Events receives what happened after it is stored (routing, results,
+	// steps); notify, wake and route react to them.
+	Events event.Publisher
 }
 
-// New builds a Service with the real clock and random ids.
+// New builds a Service with the real clock, random ids and no listeners.
 func New(s Store) *Service {
-	return &Service{Store: s, Now: time.Now, NewID: RandomID}
+	return &Service{Store: s, Now: time.Now, NewID: RandomID, Events: event.Discard{}}
+}
+
+// publish sends events after their change is stored. The change stands even
+// if publishing fails after the publisher's retries: the failure is logged
+// for the operator (the alarm on publish errors), never turned into a
+// second, conflicting answer to the agent.
+func (s *Service) publish(ctx context.Context, events ...event.Event) {
+	if s.Events == nil || len(events) == 0 {
+		return
+	}
+	if err := s.Events.Publish(ctx, events...); err != nil {
+		ids := make([]string, len(events))
+		for i, e := range events {
+			ids[i] = e.ID
+		}
+		slog.ErrorContext(ctx, "publish events failed", "events", ids, "error", err.Error())
+	}
 }
 
 // RandomID returns prefix plus 16 random base32 characters: unguessable and URL-safe.

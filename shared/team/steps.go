@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
@@ -68,7 +70,11 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 	}
 
 	if match != nil {
-		return s.answer(ctx, c, *match, in.ToolUseID, change)
+		out, err := s.answer(ctx, c, *match, in.ToolUseID, change)
+		if err == nil {
+			s.publish(ctx, expiredEvents(change, now)...)
+		}
+		return out, err
 	}
 
 	// A new step: it withdraws the one waiting, and the task waits on the owner.
@@ -100,7 +106,19 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 		}
 		return RequestStepOutput{}, fmt.Errorf("store step: %w", err)
 	}
+	s.publish(ctx, append(expiredEvents(change, now), event.ForStep(event.StepRequested, ns, c.Agent, now))...)
 	return RequestStepOutput{StepID: ns.ID, Status: step.Pending, Behavior: "deny", Message: msgPending}, nil
+}
+
+// expiredEvents announces the steps a write found expired on read.
+func expiredEvents(c StepChange, now time.Time) []event.Event {
+	var out []event.Event
+	for _, w := range c.Steps {
+		if w.Step.Status == step.Expired {
+			out = append(out, event.ForStep(event.StepExpired, w.Step, task.System, now))
+		}
+	}
+	return out
 }
 
 // answer tells the run what its owner decided about a step it asked before.
@@ -154,7 +172,7 @@ func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, 
 	}
 	now := s.now()
 	if eff := st.Effective(now); eff.Status != step.Pending {
-		return step.Step{}, task.Refusef("step %s is %s; only a pending step can be decided", stepID, eff.Status)
+		return step.Step{}, AlreadyDecided(eff)
 	}
 	decided := st
 	decided.DecidedBy, decided.DecidedAt, decided.Message = owner, &now, message
@@ -167,6 +185,9 @@ func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, 
 	t, err := s.Store.Task(ctx, taskID)
 	if err != nil {
 		return step.Step{}, fmt.Errorf("load task %s: %w", taskID, err)
+	}
+	if !t.State.Open() {
+		return step.Step{}, task.Refusef("task %s is %s; its steps no longer need a decision", taskID, t.State)
 	}
 	if t.State == task.Waiting && t.WaitingOn != nil && *t.WaitingOn == task.WaitingOnOwnerApproval {
 		from := t.State
@@ -182,7 +203,28 @@ func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, 
 		}
 		return step.Step{}, fmt.Errorf("store decision on step %s: %w", stepID, err)
 	}
+	s.publish(ctx, event.ForStep(event.StepDecided, decided, "owner:"+owner, now))
 	return decided, nil
+}
+
+// AlreadyDecided explains why a step can no longer be decided: who decided
+// it and when, or that it expired or was withdrawn.
+func AlreadyDecided(st step.Step) *task.Refusal {
+	switch st.Status {
+	case step.Expired:
+		return task.Refusef("step %s expired at %s; nothing was decided", st.ID, st.ExpiresAt.Format(time.RFC3339))
+	case step.Withdrawn:
+		return task.Refusef("step %s was withdrawn: the run asked for another step instead", st.ID)
+	}
+	at := ""
+	if st.DecidedAt != nil {
+		at = " at " + st.DecidedAt.Format(time.RFC3339)
+	}
+	verb := string(st.Status)
+	if st.Status == step.Consumed {
+		verb = "approved (and used)"
+	}
+	return task.Refusef("step %s was already %s by %s%s", st.ID, verb, st.DecidedBy, at)
 }
 
 func truncate(s string, n int) string {

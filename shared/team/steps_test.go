@@ -184,7 +184,7 @@ func TestDifferentInputWithdrawsThePendingStep(t *testing.T) {
 	if _, err := r.svc.DecideStep(ctx, "bob", r.task.ID, first.StepID, true, ""); err == nil {
 		t.Error("the owner could approve a withdrawn step")
 	} else {
-		wantRefusal(t, err, "step stp_1 is withdrawn; only a pending step can be decided")
+		wantRefusal(t, err, "step stp_1 was withdrawn: the run asked for another step instead")
 	}
 	// Asking the first call again is a new step, not the withdrawn one.
 	third := r.ask(r.run, push(pushInput))
@@ -298,7 +298,7 @@ func TestPendingStepExpiresAtTheProjectDeadline(t *testing.T) {
 	asked := r.ask(r.run, push(pushInput))
 	r.advance(time.Hour) // website-v2's deadline
 	_, err := r.svc.DecideStep(ctx, "bob", r.task.ID, asked.StepID, true, "")
-	wantRefusal(t, err, "step stp_1 is expired; only a pending step can be decided")
+	wantRefusal(t, err, "step stp_1 expired at 2026-11-29T10:00:00Z; nothing was decided")
 	got := r.ask(r.run, push(pushInput))
 	wantAnswer(t, got, "stp_2", step.Pending, "deny", msgPending)
 	if st := r.stored(asked.StepID); st.Status != step.Expired {
@@ -347,7 +347,7 @@ func TestDecideStepRefusals(t *testing.T) {
 	}
 	r.decide(asked.StepID, true, "")
 	_, err = r.svc.DecideStep(ctx, "bob", r.task.ID, asked.StepID, false, "changed my mind")
-	wantRefusal(t, err, "step stp_1 is approved; only a pending step can be decided")
+	wantRefusal(t, err, "step stp_1 was already approved by bob at 2026-11-29T09:00:00Z")
 	_, err = r.svc.DecideStep(ctx, "bob", r.task.ID, "stp_404", true, "")
 	wantRefusal(t, err, "no step stp_404 on task tsk_1")
 }

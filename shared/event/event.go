@@ -1,0 +1,85 @@
+// Package event names what happens in Prickle that other parts react to:
+// a task routed, a result returned, a step requested or decided. The team
+// service publishes them after its write is stored; the bus (EventBridge in
+// the cloud, an in-process bus locally) delivers them to notify, wake and
+// route as template.yaml's rules say. Pure: no AWS.
+package event
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/task"
+)
+
+// Source is the EventBridge source of every Prickle event.
+const Source = "prickle"
+
+// Type is an event's EventBridge detail-type.
+type Type string
+
+// The events of the design, plus Approval Requested (a result waits for its owner).
+const (
+	TaskRouted        Type = "Task Routed"
+	ResultReturned    Type = "Result Returned"
+	TaskCompleted     Type = "Task Completed"
+	ApprovalRequested Type = "Approval Requested"
+	ResultDecided     Type = "Result Decided"
+	StepRequested     Type = "Step Requested"
+	StepDecided       Type = "Step Decided"
+	StepExpired       Type = "Step Expired"
+)
+
+// Types lists every event type, for rules and tests.
+var Types = []Type{TaskRouted, ResultReturned, TaskCompleted, ApprovalRequested, ResultDecided, StepRequested, StepDecided, StepExpired}
+
+// Event is one thing that happened, with the state it left behind. Its ID
+// is deterministic (type + subject + version), so a retried publish carries
+// the same ID and each target acts on it once.
+type Event struct {
+	ID      string     `json:"id"`
+	Type    Type       `json:"type"`
+	At      time.Time  `json:"at"`
+	Project string     `json:"project"`
+	TaskID  string     `json:"task_id"`
+	Actor   string     `json:"actor"`
+	Task    *task.Task `json:"task,omitempty"`
+	Step    *step.Step `json:"step,omitempty"`
+	// TaskVersion is the task's version after the change, part of the ID.
+	TaskVersion int `json:"task_version,omitempty"`
+}
+
+// Publisher sends events to whoever the rules say; it retries until every
+// event is accepted or the context ends.
+type Publisher interface {
+	Publish(ctx context.Context, events ...Event) error
+}
+
+// Handler reacts to one event; it must be safe to call twice with the same event.
+type Handler func(ctx context.Context, e Event) error
+
+// Discard is a Publisher that drops everything: for tools run where no one listens.
+type Discard struct{}
+
+// Publish drops the events.
+func (Discard) Publish(context.Context, ...Event) error { return nil }
+
+// ForTask builds the event of a task change; the ID names the task version it describes.
+func ForTask(typ Type, t task.Task, actor string, at time.Time) Event {
+	tc := t
+	return Event{
+		ID: string(typ) + ":" + t.ID + ":" + strconv.Itoa(t.Version), Type: typ, At: at,
+		Project: t.Project, TaskID: t.ID, Actor: actor, Task: &tc, TaskVersion: t.Version,
+	}
+}
+
+// ForStep builds the event of a step change; the ID names the step and its status.
+func ForStep(typ Type, s step.Step, actor string, at time.Time) Event {
+	sc := s
+	return Event{
+		ID: string(typ) + ":" + s.TaskID + ":" + s.ID + ":" + string(s.Status), Type: typ, At: at,
+		Project: s.Project, TaskID: s.TaskID, Actor: actor, Step: &sc,
+	}
+}

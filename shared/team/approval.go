@@ -1,0 +1,58 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/useprickle/prickle/shared/event"
+	"github.com/useprickle/prickle/shared/task"
+)
+
+// DecideResult records an owner's decision on a result that needs owner
+// approval: approve completes the task with provenance owner_approved,
+// refuse sends it back to working with the owner's message.
+func (s *Service) DecideResult(ctx context.Context, owner, taskID string, approve bool, message string) (task.Task, error) {
+	t, err := s.Store.Task(ctx, taskID)
+	if errors.Is(err, ErrNotFound) {
+		return task.Task{}, task.Refusef("no task %s", taskID)
+	}
+	if err != nil {
+		return task.Task{}, fmt.Errorf("load task %s: %w", taskID, err)
+	}
+	if t.State != task.Approval {
+		if by, at, ok := s.lastOwnerDecision(ctx, taskID); ok {
+			return task.Task{}, task.Refusef("the result of task %s was already decided by %s at %s; the task is %s", taskID, by, at, t.State)
+		}
+	}
+	m, err := task.DecideApproval(t, owner, approve, message, s.now())
+	if err != nil {
+		return task.Task{}, err
+	}
+	if err := s.Store.ApplyMove(ctx, t.Version, m); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return task.Task{}, s.conflict(ctx, taskID)
+		}
+		return task.Task{}, fmt.Errorf("store owner decision on task %s: %w", taskID, err)
+	}
+	m.Task.Version = t.Version + 1
+	s.publish(ctx, event.ForTask(event.ResultDecided, m.Task, "owner:"+owner, m.Event.At))
+	if m.Task.State == task.Completed {
+		s.completed(ctx, m.Task, "owner:"+owner)
+	}
+	return m.Task, nil
+}
+
+// lastOwnerDecision finds who last approved or refused the task's result, and when.
+func (s *Service) lastOwnerDecision(ctx context.Context, taskID string) (by, at string, ok bool) {
+	h, err := s.Store.History(ctx, taskID)
+	if err != nil {
+		return "", "", false
+	}
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Action == "owner_approve" || h[i].Action == "owner_refuse" {
+			return h[i].By, h[i].At.Format("2006-01-02T15:04:05Z07:00"), true
+		}
+	}
+	return "", "", false
+}
