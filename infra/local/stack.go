@@ -67,10 +67,11 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 	return &environment{store: st, tables: names, tokens: tokens}, nil
 }
 
-// handler serves /mcp as the cloud's custom domain does: calls naming a tool
-// in Mcp-Name go to that tool's own handler, everything else to the front.
+// handler serves /mcp as the cloud does: calls naming a tool in Mcp-Name go
+// to that tool's own endpoint, everything else to the front, which hands
+// older clients' tool calls to the same per-tool endpoints.
 func (e *environment) handler(log *slog.Logger) (http.Handler, error) {
-	mcp, err := endpoint.New(endpoint.Config{Service: team.New(e.store), Tokens: e.store, Log: log, PerToolRoutes: true})
+	mcp, err := endpoint.InProcess(endpoint.Config{Service: team.New(e.store), Tokens: e.store, Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -35,17 +35,17 @@ type Config struct {
 	// Tools limits the endpoint to some tools (a tool function serves one);
 	// empty serves the whole catalog, as the mcp front does.
 	Tools []string
-	// PerToolRoutes, on the front, sends `Mcp-Name: <tool>` tool calls to a
-	// handler serving only that tool, as the custom domain's routing rules
-	// send them to the tool's own function.
-	PerToolRoutes bool
+	// Route, on the front, gives the handler that serves a tool on its own
+	// (the tool's Lambda function, or its in-process endpoint locally); tool
+	// calls are handed to it with the caller's original request, so each
+	// tool runs with its own least privilege. Nil serves tool calls here.
+	Route func(tool string) http.Handler
 }
 
 // Handler serves MCP over streamable HTTP, statelessly, for both protocol eras.
 type Handler struct {
-	cfg     Config
-	front   http.Handler
-	perTool map[string]http.Handler
+	cfg Config
+	mcp http.Handler
 }
 
 // New builds the endpoint handler.
@@ -56,19 +56,11 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	front, err := mcpHandler(cfg, cfg.Tools...)
+	m, err := mcpHandler(cfg, cfg.Tools...)
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{cfg: cfg, front: front, perTool: map[string]http.Handler{}}
-	if cfg.PerToolRoutes {
-		for _, t := range catalog.All() {
-			if h.perTool[t.Name], err = mcpHandler(cfg, t.Name); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return h, nil
+	return &Handler{cfg: cfg, mcp: m}, nil
 }
 
 func mcpHandler(cfg Config, tools ...string) (http.Handler, error) {
@@ -150,7 +142,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 
 	var peek rpcPeek
-	target := h.front
 	if r.Method == http.MethodPost && json.Unmarshal(body, &peek) == nil {
 		line.rpc, line.tool = peek.Method, peek.Params.Name
 		if peek.Method == "subscriptions/listen" {
@@ -168,14 +159,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					writeJSON(rec, peek.rpcStatus(mcp.INVALID_PARAMS), rpcError(peek.ID, mcp.INVALID_PARAMS, fmt.Sprintf("invalid params for %s: %v", t.Name, err)))
 					return
 				}
-				if routed, ok := h.perTool[r.Header.Get("Mcp-Name")]; ok && r.Header.Get("Mcp-Method") == string(mcp.MethodToolsCall) {
-					target = routed
-					line.route = "tool"
+				if h.cfg.Route != nil {
+					line.route = "handed to " + t.Name
+					h.cfg.Route(t.Name).ServeHTTP(rec, r)
+					return
 				}
 			}
 		}
 	}
-	target.ServeHTTP(rec, r.WithContext(identity.WithCaller(r.Context(), caller)))
+	h.mcp.ServeHTTP(rec, r.WithContext(identity.WithCaller(r.Context(), caller)))
 }
 
 func (h *Handler) authenticate(r *http.Request) (identity.Caller, error) {

@@ -38,7 +38,7 @@ func (h *Handler) logRequest(r *http.Request, rec *recorder, l *requestLog, star
 		l.outcome = outcomeOf(rec)
 	}
 	if l.route == "" {
-		l.route = "front"
+		l.route = "served"
 	}
 	h.cfg.Log.InfoContext(r.Context(), "mcp request",
 		"http_method", l.method, "rpc_method", l.rpc, "tool", l.tool,
