@@ -1,0 +1,155 @@
+// Package link signs and verifies the tokens of owners' approval links, so
+// a link from an email or a Slack message can decide one step or one result
+// without a login. A token is base64url(JSON claims) "." base64url(HMAC-SHA256
+// of the first part). It expires; it is single use because the decision it
+// leads to is stored once (a decided step or result refuses a second
+// decision), not because the token itself is remembered.
+package link
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Kinds of approval link: what the owner decides.
+const (
+	KindStep   = "step"
+	KindResult = "result"
+)
+
+// ResultLifetime is how long a link to approve a result works: a result has
+// no deadline of its own, so the owner gets a week.
+const ResultLifetime = 7 * 24 * time.Hour
+
+// MinKeyLength is the shortest HMAC key accepted: 32 bytes, SHA-256's block of strength.
+const MinKeyLength = 32
+
+// ErrTampered means the token is malformed or its signature does not match:
+// it was not issued by this key, or someone changed it.
+var ErrTampered = errors.New("approval link is not valid: it was changed or not issued by Prickle")
+
+// ErrExpired means the token was valid but its time is up.
+var ErrExpired = errors.New("approval link expired")
+
+// Claims is what a link grants: the owner may decide this step or this result until Expires.
+type Claims struct {
+	Kind    string    `json:"kind"`
+	TaskID  string    `json:"task_id"`
+	StepID  string    `json:"step_id,omitempty"`
+	Owner   string    `json:"owner"`
+	Expires time.Time `json:"exp"`
+	// Nonce makes every issued token distinct, so two links for the same decision never collide in logs or caches.
+	Nonce string `json:"nonce"`
+}
+
+// Signer signs and verifies approval-link tokens with one HMAC key, shared by notify (signs) and web (verifies).
+type Signer struct {
+	Key []byte
+}
+
+// NewSigner checks the key is long enough to be a secret, so a misconfigured function fails at start, not per link.
+func NewSigner(key []byte) (Signer, error) {
+	if len(key) < MinKeyLength {
+		return Signer{}, fmt.Errorf("signing key is %d bytes; approval links need at least %d", len(key), MinKeyLength)
+	}
+	return Signer{Key: key}, nil
+}
+
+// ForStep builds the claims of a link that decides a step: it lasts as long as the step waits.
+func ForStep(taskID, stepID, owner string, expires time.Time) Claims {
+	return Claims{Kind: KindStep, TaskID: taskID, StepID: stepID, Owner: owner, Expires: expires.UTC()}
+}
+
+// ForResult builds the claims of a link that decides a task's result: it lasts ResultLifetime from now.
+func ForResult(taskID, owner string, now time.Time) Claims {
+	return Claims{Kind: KindResult, TaskID: taskID, Owner: owner, Expires: now.UTC().Add(ResultLifetime)}
+}
+
+var b64 = base64.RawURLEncoding
+
+// Sign returns the token for c; a missing nonce is filled with 12 random bytes.
+func (s Signer) Sign(c Claims) string {
+	if c.Nonce == "" {
+		n := make([]byte, 12)
+		if _, err := rand.Read(n); err != nil {
+			panic(fmt.Sprintf("crypto/rand failed: %v", err))
+		}
+		c.Nonce = b64.EncodeToString(n)
+	}
+	c.Expires = c.Expires.UTC()
+	body, err := json.Marshal(c)
+	if err != nil {
+		panic(fmt.Sprintf("marshal link claims: %v", err)) // plain strings and a time: cannot fail
+	}
+	payload := b64.EncodeToString(body)
+	return payload + "." + b64.EncodeToString(s.mac(payload))
+}
+
+// Verify checks the token's signature, then its expiry at now. An expired
+// token returns its claims with ErrExpired, so a page can say what expired;
+// a tampered one returns no claims.
+func (s Signer) Verify(token string, now time.Time) (Claims, error) {
+	payload, sig, ok := strings.Cut(token, ".")
+	if !ok || payload == "" || sig == "" || len(s.Key) == 0 {
+		return Claims{}, ErrTampered
+	}
+	got, err := b64.DecodeString(sig)
+	if err != nil || !hmac.Equal(got, s.mac(payload)) {
+		return Claims{}, ErrTampered
+	}
+	body, err := b64.DecodeString(payload)
+	if err != nil {
+		return Claims{}, ErrTampered
+	}
+	var c Claims
+	if err := json.Unmarshal(body, &c); err != nil || !c.wellFormed() {
+		return Claims{}, ErrTampered
+	}
+	if !now.Before(c.Expires) {
+		return c, ErrExpired
+	}
+	return c, nil
+}
+
+func (c Claims) wellFormed() bool {
+	if c.TaskID == "" || c.Owner == "" || c.Expires.IsZero() {
+		return false
+	}
+	switch c.Kind {
+	case KindStep:
+		return c.StepID != ""
+	case KindResult:
+		return c.StepID == ""
+	}
+	return false
+}
+
+// FormToken is the value of the hidden field an approval page's form
+// carries: an HMAC of the link token under a separate label, checked on POST.
+func (s Signer) FormToken(token string) string {
+	return b64.EncodeToString(s.mac("form:" + token))
+}
+
+// CheckFormToken reports, in constant time, whether v is FormToken(token).
+func (s Signer) CheckFormToken(token, v string) bool {
+	got, err := b64.DecodeString(v)
+	return err == nil && len(s.Key) > 0 && hmac.Equal(got, s.mac("form:"+token))
+}
+
+func (s Signer) mac(msg string) []byte {
+	m := hmac.New(sha256.New, s.Key)
+	m.Write([]byte(msg))
+	return m.Sum(nil)
+}
+
+// URL is the approval page of token under base (no trailing slash needed).
+func URL(base, token string) string {
+	return strings.TrimSuffix(base, "/") + "/a/" + token
+}
