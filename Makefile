@@ -52,3 +52,29 @@ e2e: venv node
 
 clean:
 	rm -rf $(VENV) .tools .prickle artifacts infra/e2e/node_modules
+
+# ---- Lambda builds (sam build: BuildMethod makefile, CodeUri is the repo root) ----
+# `sam build` runs `make build-<LogicalId>` with ARTIFACTS_DIR set; each target
+# writes one stripped linux/arm64 `bootstrap` (provided.al2023, -tags lambda.norpc).
+LAMBDA_GOFLAGS := -trimpath -buildvcs=false -tags lambda.norpc -ldflags "-s -w"
+define lambda-build
+	cd $(CURDIR) && GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build $(LAMBDA_GOFLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(1)
+endef
+
+build-McpFunction: ; $(call lambda-build,mcp)
+build-ReadRoomFunction: ; $(call lambda-build,read_room)
+build-GetTaskFunction: ; $(call lambda-build,get_task)
+build-HandOffTaskFunction: ; $(call lambda-build,hand_off_task)
+build-AcceptTaskFunction: ; $(call lambda-build,accept_task)
+build-DeclineTaskFunction: ; $(call lambda-build,decline_task)
+build-SaveCheckpointFunction: ; $(call lambda-build,save_checkpoint)
+build-RequestStepFunction: ; $(call lambda-build,request_step)
+build-ReturnResultFunction: ; $(call lambda-build,return_result)
+build-ReviewResultFunction: ; $(call lambda-build,review_result)
+build-CancelTaskFunction: ; $(call lambda-build,cancel_task)
+build-UpdatePulseFunction: ; $(call lambda-build,update_pulse)
+build-WebFunction: ; $(call lambda-build,web)
+build-NotifyFunction: ; $(call lambda-build,notify)
+build-WakeFunction: ; $(call lambda-build,wake)
+build-RouteFunction: ; $(call lambda-build,route)
+build-StepExpiryFunction: ; $(call lambda-build,step-expiry)

@@ -1,7 +1,7 @@
 // Command admin is Prickle's operator CLI: create projects, owners and
 // agents; mint and revoke agent tokens; start a run for a task (minting its
-// run token); list and decide steps. Token secrets are printed once and
-// stored only as hashes.
+// run token); list and decide steps; register agents' wake webhooks. Token
+// and generated webhook secrets are printed once; tokens are stored only as hashes.
 //
 // Usage: go run ./infra/admin <command> [flags]   (add --local to use the running `make local` stack)
 package main
@@ -19,6 +19,7 @@ import (
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/wake"
 )
 
 const usage = `usage: go run ./infra/admin <command> [--local] [flags]
@@ -32,6 +33,8 @@ commands:
   start-run      --agent owner/agent --task T [--resumes RUN]   prints run_id and run token once
   steps          --task T                      lists the task's steps
   decide-step    --owner O --task T --step S (--approve | --refuse) [--message M]
+  set-wake       --agent owner/agent --url U [--secret S]   registers the agent's wake webhook;
+                 without --secret one is generated and printed once
 
 --local reads the emulator endpoint and table names from .prickle/local.json
 (PRICKLE_STATE_DIR to change the folder); otherwise they come from the
@@ -72,6 +75,8 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 	approve := fs.Bool("approve", false, "approve the step")
 	refuse := fs.Bool("refuse", false, "refuse the step")
 	message := fs.String("message", "", "message to the agent")
+	wakeURL := fs.String("url", "", "wake webhook URL (set-wake)")
+	wakeSecret := fs.String("secret", "", "wake webhook signing secret (set-wake); generated when omitted")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -139,8 +144,33 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 			return nil, errors.New("decide-step needs exactly one of --approve or --refuse")
 		}
 		return adm.DecideStep(ctx, *owner, *taskID, *stepID, *approve, *message)
+	case "set-wake":
+		if err := need(map[string]string{"agent": *agent, "url": *wakeURL}); err != nil {
+			return nil, err
+		}
+		return setWake(ctx, st, *agent, *wakeURL, *wakeSecret)
 	}
 	return nil, fmt.Errorf("unknown command %q\n\n%s", command, usage)
+}
+
+// setWake registers an agent's wake hook. A generated secret is printed
+// once, like tokens; a secret the operator gave is never echoed.
+func setWake(ctx context.Context, st *store.Store, agent, url, secret string) (any, error) {
+	generated := secret == ""
+	if generated {
+		var err error
+		if secret, err = wake.NewSecret(); err != nil {
+			return nil, err
+		}
+	}
+	if err := st.PutWakeHook(ctx, wake.Hook{Agent: agent, URL: url, Secret: secret, UpdatedAt: time.Now().UTC()}); err != nil {
+		return nil, err
+	}
+	out := map[string]any{"agent": agent, "url": url}
+	if generated {
+		out["secret"] = secret
+	}
+	return out, nil
 }
 
 // openStore connects to the local stack's emulator or to the configured tables.

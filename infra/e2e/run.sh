@@ -7,6 +7,7 @@
 #   py/           official Python SDK client (2026-07-28, plus 2025-11-25 / 2025-06-18)  pytest
 #   raw/          wire details over raw HTTP (headers, auth, faults, races)  node --test
 #   conformance/  @modelcontextprotocol/conformance, --spec-version 2025-11-25 and 2026-07-28
+#   web/          approval pages in headless Chromium (playwright-core; its own server on the emulator)  node --test
 # and stops the stack (its whole process group) on exit. Logs: $ARTIFACTS (default infra/e2e/artifacts).
 #
 # Installs nothing: expects `npm ci` in infra/e2e and the project venv (.venv, infra/requirements.txt).
@@ -18,8 +19,8 @@ ROOT="$(cd "$E2E/../.." && pwd)"
 cd "$ROOT"
 export ARTIFACTS="${ARTIFACTS:-$E2E/artifacts}"
 rm -rf "$ARTIFACTS"; mkdir -p "$ARTIFACTS"
-SUITES="${E2E_SUITES:-ts py raw conformance}"
-[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance"
+SUITES="${E2E_SUITES:-ts py raw conformance web}"
+[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web"
 PY="${PRICKLE_VENV:-$ROOT/.venv}/bin/python"
 
 die() { echo "e2e: $*" >&2; exit 2; }
@@ -83,6 +84,7 @@ for suite in $SUITES; do
     py) run_suite py "$PY" -m pytest "$E2E/py" -v -rs -p no:cacheprovider --junitxml="$ARTIFACTS/py.junit.xml" ;;
     raw) run_suite raw "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/raw.junit.xml" $(ls "$E2E"/raw/*.test.mjs | sort) ;;
     conformance) run_suite conformance bash "$E2E/conformance/run.sh" ;;
+    web) run_suite web "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/web.junit.xml" "$E2E"/web/*.test.mjs ;;
     *) die "unknown suite $suite" ;;
   esac
 done

@@ -94,7 +94,7 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 		return err
 	}
 
-	handler, err := env.handler(log)
+	handler, err := env.handler(ctx, log, "http://"+ln.Addr().String())
 	if err != nil {
 		return err
 	}

@@ -17,11 +17,12 @@ import (
 // mobile-app with an agent outside website-v2.
 var (
 	seedProjects = []team.Project{
-		{Slug: "website-v2", Name: "Website v2", StepDeadline: step.DefaultPendingDeadline},
+		// Docs go public, so their accepted results also need the owner's approval.
+		{Slug: "website-v2", Name: "Website v2", StepDeadline: step.DefaultPendingDeadline, OwnerApprovalTypes: []string{"doc"}},
 		{Slug: "mobile-app", Name: "Mobile app", StepDeadline: step.DefaultPendingDeadline},
 	}
 	seedOwners = []admin.Owner{
-		{Name: "alice", Email: "alice@example.com"},
+		{Name: "alice", Email: "alice@example.com", SlackChannel: "#alice-agents"},
 		{Name: "bob", Email: "bob@example.com", SlackChannel: "#website"},
 		{Name: "carol", Email: "carol@example.com"},
 	}

@@ -2,30 +2,46 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/bus"
 	"github.com/useprickle/prickle/shared/endpoint"
+	"github.com/useprickle/prickle/shared/event"
+	"github.com/useprickle/prickle/shared/link"
+	"github.com/useprickle/prickle/shared/notify"
+	"github.com/useprickle/prickle/shared/outbox"
+	"github.com/useprickle/prickle/shared/route"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/wake"
+	"github.com/useprickle/prickle/shared/web"
 )
 
 // localParams are the template parameters of the local stack.
 var localParams = map[string]string{"Stage": "local"}
 
-// environment is the prepared stack: its store, tables and demo tokens.
+// environment is the prepared stack: its store, tables, rules and demo tokens.
 type environment struct {
 	store  *store.Store
 	tables map[string]string
+	rules  []stack.Rule
 	tokens map[string]string
+	signer link.Signer
 }
 
 // prepare creates the tables template.yaml declares, seeds an empty store,
-// and settles the demo tokens.
+// and settles the demo tokens and the approval links' signing key.
 func prepare(ctx context.Context, cfg config, endpointURL string) (*environment, error) {
 	tmpl, err := stack.LoadTemplate(cfg.template)
 	if err != nil {
@@ -36,6 +52,10 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 		return nil, err
 	}
 	names, err := tmpl.TableNames(localParams)
+	if err != nil {
+		return nil, err
+	}
+	rules, err := tmpl.EventRules(localParams)
 	if err != nil {
 		return nil, err
 	}
@@ -64,22 +84,94 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 	if err != nil {
 		return nil, err
 	}
-	return &environment{store: st, tables: names, tokens: tokens}, nil
-}
-
-// handler serves /mcp as the cloud does: calls naming a tool in Mcp-Name go
-// to that tool's own endpoint, everything else to the front, which hands
-// older clients' tool calls to the same per-tool endpoints.
-func (e *environment) handler(log *slog.Logger) (http.Handler, error) {
-	mcp, err := endpoint.InProcess(endpoint.Config{Service: team.New(e.store), Tokens: e.store, Log: log})
+	key, err := signingKey(filepath.Join(cfg.stateDir, "signing.key"))
 	if err != nil {
 		return nil, err
 	}
+	signer, err := link.NewSigner(key)
+	if err != nil {
+		return nil, err
+	}
+	return &environment{store: st, tables: names, rules: rules, tokens: tokens, signer: signer}, nil
+}
+
+// signingKey keeps the approval links' HMAC key across restarts, so links
+// in the outbox of an earlier run still open.
+func signingKey(path string) ([]byte, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		if key, err := hex.DecodeString(string(b)); err == nil && len(key) >= 32 {
+			return key, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("signing key: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(hex.EncodeToString(key)), 0o600); err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return key, nil
+}
+
+// handler wires what the cloud runs as separate functions into one process:
+// /mcp routed by header to per-tool endpoints as the custom domain does, the
+// web pages, the dev outbox, and the event rules of template.yaml delivering
+// to notify, wake and route in-process. Every agent's wake URL is the
+// stack's own receiver, so wake-ups land in the outbox too.
+func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL string) (http.Handler, error) {
+	box := outbox.New()
+	svc := team.New(e.store)
+	notifier := &notify.Notifier{Owners: e.store, Ledger: e.store, Mail: box, Slack: box, Signer: e.signer, BaseURL: baseURL, Now: time.Now, Log: log.With("function", "notify")}
+	waker := wake.NewWaker(e.store, admin.New(e.store))
+	rules := make([]bus.Rule, len(e.rules))
+	for i, r := range e.rules {
+		rules[i] = bus.Rule{Function: r.Function, DetailTypes: r.DetailTypes}
+	}
+	local, err := bus.NewLocal(rules, map[string]event.Handler{
+		"NotifyFunction": notifier.Handle,
+		wake.Target:      bus.Once(wake.Target, e.store, waker.Handle),
+		route.Target:     bus.Once(route.Target, e.store, route.New(svc).Handle),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("local event rules: %w", err)
+	}
+	svc.Events = local
+
+	if err := e.registerWakeHooks(ctx, baseURL); err != nil {
+		return nil, err
+	}
+	mcp, err := endpoint.InProcess(endpoint.Config{Service: svc, Tokens: e.store, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	pages := web.New(web.Config{Service: svc, Store: e.store, Signer: e.signer, BaseURL: baseURL, Outbox: box, Now: time.Now, Log: log.With("function", "web")})
+	receiver := wake.NewReceiver(e.store, func(_ context.Context, agent string, p wake.Payload) error {
+		body, _ := json.Marshal(p)
+		box.Add(outbox.Message{Channel: outbox.ChannelWake, To: agent, Subject: "wake " + agent + ": " + p.Reason + " " + p.TaskID,
+			Text: fmt.Sprintf("run %s for task %s (%s)", p.RunID, p.TaskID, p.Reason), Body: body})
+		return nil
+	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp)
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "Prickle local stack. MCP endpoint: /mcp (bearer token from .prickle/local.json).")
-	})
+	mux.Handle(wake.ReceiverPath, receiver)
+	mux.Handle("/", pages)
 	return mux, nil
+}
+
+// registerWakeHooks points every seeded agent's wake URL at this stack's
+// receiver, with a fresh secret each start (the port may have changed).
+func (e *environment) registerWakeHooks(ctx context.Context, baseURL string) error {
+	for _, agent := range seedAgentOrder {
+		secret, err := wake.NewSecret()
+		if err != nil {
+			return err
+		}
+		h := wake.Hook{Agent: agent, URL: baseURL + wake.ReceiverPath + agent, Secret: secret, UpdatedAt: time.Now().UTC()}
+		if err := e.store.PutWakeHook(ctx, h); err != nil {
+			return fmt.Errorf("wake hook of %s: %w", agent, err)
+		}
+	}
+	return nil
 }

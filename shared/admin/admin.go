@@ -117,18 +117,27 @@ type Run struct {
 	ResumesRun string `json:"resumes_run,omitempty"`
 }
 
+// ErrNoRun means no run can start for that agent on that task (not one of
+// its parties, or the task is closed): the waker skips such a wake-up
+// instead of retrying it.
+var ErrNoRun = errors.New("no run can start")
+
 // StartRun mints a run token bound to (agent, task, run), as Prickle does
 // when it wakes an agent's run; resumes names the run this one continues.
+// The agent is the task's assignee, or its requester (woken to review a result).
 func (a *Admin) StartRun(ctx context.Context, agentID, taskID, resumes string) (Run, error) {
 	t, err := a.Store.Task(ctx, taskID)
+	if errors.Is(err, team.ErrNotFound) {
+		return Run{}, fmt.Errorf("task %s: %w: %w", taskID, ErrNoRun, err)
+	}
 	if err != nil {
 		return Run{}, fmt.Errorf("task %s: %w", taskID, err)
 	}
-	if t.Assignee != agentID {
-		return Run{}, fmt.Errorf("task %s is assigned to %s, not %s", taskID, t.Assignee, agentID)
+	if t.Assignee != agentID && t.Requester != agentID {
+		return Run{}, fmt.Errorf("task %s is assigned to %s and requested by %s, not %s: %w", taskID, t.Assignee, t.Requester, agentID, ErrNoRun)
 	}
 	if !t.State.Open() {
-		return Run{}, fmt.Errorf("task %s is %s; a run needs an open task", taskID, t.State)
+		return Run{}, fmt.Errorf("task %s is %s; a run needs an open task: %w", taskID, t.State, ErrNoRun)
 	}
 	runID := team.RandomID("run_")
 	exp := a.Now().UTC().Add(RunTokenLifetime)

@@ -1,0 +1,35 @@
+// Command step-expiry is the Lambda function that reads TTL removals from
+// the steps table's stream and settles expired steps, publishing Step Expired.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/useprickle/prickle/shared/bus"
+	"github.com/useprickle/prickle/shared/expiry"
+	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	slog.SetDefault(log)
+	ctx := context.Background()
+	client, err := store.NewClient(ctx, os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
+	if err != nil {
+		log.Error("start", "error", err.Error())
+		os.Exit(1)
+	}
+	events, err := bus.FromEnv(ctx)
+	if err != nil {
+		log.Error("start", "error", err.Error())
+		os.Exit(1)
+	}
+	svc := team.New(store.New(client, store.TablesFromEnv()))
+	svc.Events = events
+	lambda.Start(expiry.New(svc).Handle)
+}

@@ -1,0 +1,31 @@
+// Command wake is the Lambda function that wakes agents' runs on Task
+// Routed, Result Returned, Step Decided and Result Decided (template.yaml's
+// Wakeups rule), once per event, through their registered webhooks.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/bus"
+	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/wake"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	slog.SetDefault(log)
+	client, err := store.NewClient(context.Background(), os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
+	if err != nil {
+		log.Error("start", "error", err.Error())
+		os.Exit(1)
+	}
+	st := store.New(client, store.TablesFromEnv())
+	waker := wake.NewWaker(st, admin.New(st))
+	waker.Log = log
+	lambda.Start(bus.FromCloudWatch(bus.Once(wake.Target, st, waker.Handle)))
+}

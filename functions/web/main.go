@@ -1,0 +1,45 @@
+// Command web is the Lambda function behind the owners' approval pages
+// (GET shows, POST decides); its decisions go out on the EventBridge bus.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/useprickle/prickle/shared/bus"
+	"github.com/useprickle/prickle/shared/config"
+	"github.com/useprickle/prickle/shared/lambdahttp"
+	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/web"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	slog.SetDefault(log)
+	h, err := build(context.Background(), log)
+	if err != nil {
+		log.Error("start", "error", err.Error())
+		os.Exit(1)
+	}
+	lambdahttp.Start(h)
+}
+
+func build(ctx context.Context, log *slog.Logger) (*web.Handler, error) {
+	client, err := store.NewClient(ctx, os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
+	if err != nil {
+		return nil, err
+	}
+	signer, err := config.Signer(ctx, config.OS, &config.LazySSM{})
+	if err != nil {
+		return nil, err
+	}
+	events, err := bus.FromEnv(ctx)
+	if err != nil {
+		return nil, err
+	}
+	svc := team.New(store.New(client, store.TablesFromEnv()))
+	svc.Events = events
+	return web.New(web.Config{Service: svc, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), Log: log}), nil
+}

@@ -1,0 +1,123 @@
+// Package config reads what the web and notify functions are configured
+// with: the approval links' HMAC key, the Slack bot token, the public base
+// URL. Secrets come from the environment (local runs) or from SSM Parameter
+// Store SecureStrings (the cloud), through one small port; they are never logged.
+package config
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/useprickle/prickle/shared/link"
+)
+
+// Parameters reads a (decrypted) SSM parameter; the SSM adapter implements it, tests fake it.
+type Parameters interface {
+	Parameter(ctx context.Context, name string) (string, error)
+}
+
+// SSM reads SecureString parameters with decryption.
+type SSM struct {
+	Client *ssm.Client
+}
+
+// NewSSM builds the SSM adapter from an AWS config.
+func NewSSM(cfg aws.Config) *SSM { return &SSM{Client: ssm.NewFromConfig(cfg)} }
+
+// Parameter returns the decrypted value of one parameter.
+func (s *SSM) Parameter(ctx context.Context, name string) (string, error) {
+	out, err := s.Client.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+	if err != nil {
+		return "", fmt.Errorf("read SSM parameter %s: %w", name, err)
+	}
+	if out.Parameter == nil {
+		return "", fmt.Errorf("read SSM parameter %s: empty answer", name)
+	}
+	return aws.ToString(out.Parameter.Value), nil
+}
+
+// LazySSM builds the SSM client on first use, so a function configured
+// entirely from the environment never loads AWS configuration for it.
+type LazySSM struct {
+	ssm *SSM
+}
+
+// Parameter loads the AWS config once, then reads the parameter.
+func (l *LazySSM) Parameter(ctx context.Context, name string) (string, error) {
+	if l.ssm == nil {
+		cfg, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return "", fmt.Errorf("load AWS config for SSM: %w", err)
+		}
+		l.ssm = NewSSM(cfg)
+	}
+	return l.ssm.Parameter(ctx, name)
+}
+
+// Env looks up an environment variable; os.Getenv by default, a map in tests.
+type Env func(name string) string
+
+// OS is the process environment.
+var OS Env = os.Getenv
+
+// secret resolves a value given directly (env name) or by SSM parameter
+// name (env paramName); the direct value wins. Both empty gives "".
+func secret(ctx context.Context, env Env, params Parameters, name, paramName string) (string, error) {
+	if v := env(name); v != "" {
+		return v, nil
+	}
+	p := env(paramName)
+	if p == "" {
+		return "", nil
+	}
+	if params == nil {
+		return "", fmt.Errorf("%s names SSM parameter %s, but no SSM reader is configured", paramName, p)
+	}
+	v, err := params.Parameter(ctx, p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", paramName, err)
+	}
+	return v, nil
+}
+
+// Signer builds the approval-link signer from SIGNING_KEY or the SSM
+// parameter named by SIGNING_KEY_PARAMETER; a missing or short key is an
+// error, since links signed with it would be forgeable.
+func Signer(ctx context.Context, env Env, params Parameters) (link.Signer, error) {
+	key, err := secret(ctx, env, params, "SIGNING_KEY", "SIGNING_KEY_PARAMETER")
+	if err != nil {
+		return link.Signer{}, fmt.Errorf("signing key: %w", err)
+	}
+	if key == "" {
+		return link.Signer{}, fmt.Errorf("signing key: set SIGNING_KEY or SIGNING_KEY_PARAMETER")
+	}
+	s, err := link.NewSigner([]byte(key))
+	if err != nil {
+		return link.Signer{}, fmt.Errorf("signing key: %w", err)
+	}
+	return s, nil
+}
+
+// SlackBotToken reads SLACK_BOT_TOKEN or the SSM parameter named by
+// SLACK_BOT_TOKEN_PARAMETER; "" means Slack is off.
+func SlackBotToken(ctx context.Context, env Env, params Parameters) (string, error) {
+	t, err := secret(ctx, env, params, "SLACK_BOT_TOKEN", "SLACK_BOT_TOKEN_PARAMETER")
+	if err != nil {
+		return "", fmt.Errorf("slack bot token: %w", err)
+	}
+	return strings.TrimSpace(t), nil
+}
+
+// PublicBaseURL is where the web pages are served (PUBLIC_BASE_URL), without a trailing slash.
+func PublicBaseURL(env Env) string {
+	return strings.TrimSuffix(env("PUBLIC_BASE_URL"), "/")
+}
+
+// FromEmail is the SES sender (FROM_EMAIL); "" means email is off.
+func FromEmail(env Env) string { return strings.TrimSpace(env("FROM_EMAIL")) }

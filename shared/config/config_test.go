@@ -1,0 +1,74 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+type params map[string]string
+
+func (p params) Parameter(_ context.Context, name string) (string, error) {
+	if v, ok := p[name]; ok {
+		return v, nil
+	}
+	return "", errors.New("ParameterNotFound")
+}
+
+func envOf(m map[string]string) Env { return func(k string) string { return m[k] } }
+
+const key32 = "0123456789abcdef0123456789abcdef"
+
+func TestSigner(t *testing.T) {
+	ssm := params{"/prickle/signing-key": key32}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		params  Parameters
+		wantErr string
+	}{
+		{"from env", map[string]string{"SIGNING_KEY": key32}, nil, ""},
+		{"env wins over SSM", map[string]string{"SIGNING_KEY": key32, "SIGNING_KEY_PARAMETER": "/missing"}, ssm, ""},
+		{"from SSM", map[string]string{"SIGNING_KEY_PARAMETER": "/prickle/signing-key"}, ssm, ""},
+		{"SSM missing parameter", map[string]string{"SIGNING_KEY_PARAMETER": "/missing"}, ssm, "ParameterNotFound"},
+		{"SSM not configured", map[string]string{"SIGNING_KEY_PARAMETER": "/prickle/signing-key"}, nil, "no SSM reader"},
+		{"nothing", map[string]string{}, ssm, "set SIGNING_KEY"},
+		{"too short", map[string]string{"SIGNING_KEY": "short"}, nil, "at least 32"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Signer(context.Background(), envOf(tt.env), tt.params)
+			if tt.wantErr == "" {
+				if err != nil || string(s.Key) != key32 {
+					t.Errorf("Signer = %q, %v", s.Key, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("err = %v, want %q", err, tt.wantErr)
+			}
+			if err != nil && strings.Contains(err.Error(), key32) {
+				t.Error("the error shows the key")
+			}
+		})
+	}
+}
+
+func TestSlackBotTokenAndPlainSettings(t *testing.T) {
+	ctx := context.Background()
+	if tok, err := SlackBotToken(ctx, envOf(nil), nil); err != nil || tok != "" {
+		t.Errorf("no token configured = %q, %v; want Slack off", tok, err)
+	}
+	tok, err := SlackBotToken(ctx, envOf(map[string]string{"SLACK_BOT_TOKEN_PARAMETER": "/slack"}), params{"/slack": "xoxb-1\n"})
+	if err != nil || tok != "xoxb-1" {
+		t.Errorf("token from SSM = %q, %v", tok, err)
+	}
+	env := envOf(map[string]string{"PUBLIC_BASE_URL": "https://app.example.com/", "FROM_EMAIL": " prickle@example.com "})
+	if got := PublicBaseURL(env); got != "https://app.example.com" {
+		t.Errorf("PublicBaseURL = %q", got)
+	}
+	if got := FromEmail(env); got != "prickle@example.com" {
+		t.Errorf("FromEmail = %q", got)
+	}
+}

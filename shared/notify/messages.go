@@ -1,0 +1,320 @@
+package notify
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/task"
+)
+
+// Slack's limits: header text 150 characters, section text 3000.
+const (
+	slackHeaderMax  = 150
+	slackSectionMax = 3000
+	evidenceTextMax = 300
+)
+
+// message is one notification in both forms, built once per event.
+type message struct {
+	subject string
+	text    string // the email body
+	notice  string // Slack's fallback (notification) text; the subject when empty
+	blocks  []any
+	links   []string
+}
+
+func (m message) email(to string) Email {
+	return Email{To: to, Subject: m.subject, Text: m.text, Links: m.links}
+}
+
+func (m message) slack(channel string) SlackMessage {
+	blocks, err := marshalPlain(m.blocks)
+	if err != nil {
+		blocks = nil // only strings and maps: cannot fail
+	}
+	notice := m.notice
+	if notice == "" {
+		notice = m.subject
+	}
+	return SlackMessage{Channel: channel, Subject: m.subject, Text: notice, Blocks: blocks, Links: m.links}
+}
+
+// PrettyInput indents a step's input JSON for people, keeping its bytes otherwise (no HTML escaping).
+func PrettyInput(input json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, input, "", "  "); err != nil {
+		return string(input)
+	}
+	return b.String()
+}
+
+// FormatAmount writes an amount as "12.5 USD", or "" when there is none.
+func FormatAmount(a *step.Amount) string {
+	if a == nil {
+		return ""
+	}
+	return strconv.FormatFloat(a.Value, 'f', -1, 64) + " " + a.Unit
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// stepFacts is the exact call, line by line, as both email and Slack show it.
+func stepFacts(s step.Step) [][2]string {
+	return [][2]string{
+		{"Tool", s.ToolName},
+		{"Kind", orDash(s.Kind)},
+		{"Target", orDash(s.Target)},
+		{"Amount", orDash(FormatAmount(s.Amount))},
+		{"Reason", orDash(s.Reason)},
+		{"Agent", s.Agent},
+		{"Task", s.TaskID + " (project " + s.Project + ")"},
+	}
+}
+
+func factLines(facts [][2]string) string {
+	var b strings.Builder
+	for _, f := range facts {
+		fmt.Fprintf(&b, "%-8s %s\n", f[0]+":", f[1])
+	}
+	return b.String()
+}
+
+// stepRequestMessage asks the owner about one exact call.
+func stepRequestMessage(s step.Step, url string, expires time.Time) message {
+	kind := s.Kind
+	subject := fmt.Sprintf("Approve %s for %s? (%s step on task %s)", s.ToolName, s.Agent, orDash(s.Kind), s.TaskID)
+	input := PrettyInput(s.Input)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s asks before %s call. It will make exactly this call, once, if you approve.\n\n", s.Agent, article(kind))
+	b.WriteString(factLines(stepFacts(s)))
+	fmt.Fprintf(&b, "\nInput:\n%s\n\n", input)
+	fmt.Fprintf(&b, "Approve or refuse here (opening the link changes nothing; only the button on the page decides):\n%s\n\n", url)
+	fmt.Fprintf(&b, "The link works until %s, and the step can be decided once.\n", stamp(expires))
+
+	blocks := []any{
+		header(subject),
+		section(fmt.Sprintf("*%s* asks before %s call. It will make exactly this call, once, if you approve.", esc(s.Agent), esc(article(kind)))),
+		fieldsBlock(stepFacts(s)),
+		section("*Input*\n```" + esc(clip(input, slackSectionMax-20)) + "```"),
+		actions(url, "Review and decide"),
+		contextBlock(fmt.Sprintf("Opening the link changes nothing; only the page's button decides. Works until %s.", stamp(expires))),
+	}
+	return message{subject: subject, text: b.String(), blocks: blocks, links: []string{url}}
+}
+
+// stepOutcome says what became of a step: who decided and when, or that it expired.
+func stepOutcome(s step.Step) string {
+	switch s.Status {
+	case step.Approved, step.Consumed:
+		return fmt.Sprintf("Approved by %s at %s: the run may make exactly this call, once, within 15 minutes.", s.DecidedBy, decidedAt(s))
+	case step.Refused:
+		out := fmt.Sprintf("Refused by %s at %s.", s.DecidedBy, decidedAt(s))
+		if s.Message != "" {
+			out += fmt.Sprintf(" Message: %q", s.Message)
+		}
+		return out
+	case step.Expired:
+		return fmt.Sprintf("Expired at %s: nobody decided in time, so the call is not allowed.", stamp(s.ExpiresAt))
+	case step.Withdrawn:
+		return "Withdrawn: the run asked for another step instead."
+	}
+	return "Now " + string(s.Status) + "."
+}
+
+func decidedAt(s step.Step) string {
+	if s.DecidedAt == nil {
+		return "an unknown time"
+	}
+	return stamp(*s.DecidedAt)
+}
+
+// stepSettledMessage tells the owner a step was decided or expired; Slack shows it in place of the request.
+func stepSettledMessage(s step.Step) message {
+	verb := string(s.Status)
+	subject := fmt.Sprintf("%s step: %s for %s on task %s", strings.ToUpper(verb[:1])+verb[1:], s.ToolName, s.Agent, s.TaskID)
+	outcome := stepOutcome(s)
+	var b strings.Builder
+	b.WriteString(outcome + "\n\n")
+	b.WriteString(factLines(stepFacts(s)))
+	fmt.Fprintf(&b, "\nInput:\n%s\n", PrettyInput(s.Input))
+	blocks := []any{
+		header(subject),
+		section("*" + esc(outcome) + "*"),
+		fieldsBlock(stepFacts(s)),
+		section("*Input*\n```" + esc(clip(PrettyInput(s.Input), slackSectionMax-20)) + "```"),
+	}
+	return message{subject: subject, text: b.String(), notice: outcome, blocks: blocks, links: []string{}}
+}
+
+// resultFacts describes a result waiting for (or given) its owner's approval.
+func resultFacts(t task.Task) [][2]string {
+	r := t.Result
+	facts := [][2]string{
+		{"Task", t.ID + " (project " + t.Project + ")"},
+		{"Work", clip(t.Packet.Task, 200)},
+		{"Type", t.Packet.DeliverableType},
+		{"Assignee", t.Assignee},
+		{"Requester", t.Requester},
+	}
+	if r != nil {
+		facts = append(facts, [2]string{"Provenance", r.Provenance})
+	}
+	return facts
+}
+
+func evidenceLines(t task.Task) (text string, links []string) {
+	if t.Result == nil {
+		return "", nil
+	}
+	var b strings.Builder
+	for _, e := range t.Result.Evidence {
+		fmt.Fprintf(&b, "- %s: %s", e.Kind, e.Summary)
+		if e.URL != "" {
+			fmt.Fprintf(&b, " <%s>", e.URL)
+			links = append(links, e.URL)
+		}
+		if e.Content != "" {
+			fmt.Fprintf(&b, "\n    %s", strings.ReplaceAll(clip(e.Content, evidenceTextMax), "\n", "\n    "))
+		}
+		b.WriteString("\n")
+	}
+	return b.String(), links
+}
+
+// approvalRequestMessage asks the owner to approve a result before its task completes.
+func approvalRequestMessage(t task.Task, url string, expires time.Time) message {
+	subject := fmt.Sprintf("Approve the result of task %s by %s? (%s)", t.ID, t.Assignee, t.Packet.DeliverableType)
+	summary := ""
+	if t.Result != nil {
+		summary = t.Result.Summary
+	}
+	evidence, evLinks := evidenceLines(t)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s returned a result that %s accepted; it is completed only when you approve it.\n\n", t.Assignee, t.Requester)
+	b.WriteString(factLines(resultFacts(t)))
+	fmt.Fprintf(&b, "\nSummary:\n%s\n\nEvidence:\n%s\n", summary, orDash(evidence))
+	fmt.Fprintf(&b, "Approve or refuse here (opening the link changes nothing; only the button on the page decides):\n%s\n\n", url)
+	fmt.Fprintf(&b, "The link works until %s, and the result can be decided once.\n", stamp(expires))
+
+	blocks := []any{
+		header(subject),
+		section(fmt.Sprintf("*%s* returned a result that %s accepted; it is completed only when you approve it.", esc(t.Assignee), esc(t.Requester))),
+		fieldsBlock(resultFacts(t)),
+		section("*Summary*\n" + esc(clip(summary, slackSectionMax-20))),
+		section("*Evidence*\n" + esc(clip(orDash(evidence), slackSectionMax-20))),
+		actions(url, "Review and decide"),
+		contextBlock(fmt.Sprintf("Opening the link changes nothing; only the page's button decides. Works until %s.", stamp(expires))),
+	}
+	return message{subject: subject, text: b.String(), blocks: blocks, links: append([]string{url}, evLinks...)}
+}
+
+// resultSettledMessage tells the owner what became of the result they were asked about.
+func resultSettledMessage(t task.Task, by string, at time.Time) message {
+	var outcome, verb string
+	switch t.State {
+	case task.Completed:
+		verb = "Approved"
+		outcome = fmt.Sprintf("Approved by %s at %s: task %s is completed (provenance owner_approved).", by, stamp(at), t.ID)
+	case task.Working:
+		verb = "Refused"
+		outcome = fmt.Sprintf("Refused by %s at %s: task %s is back to working.", by, stamp(at), t.ID)
+	default:
+		verb = "Decided"
+		outcome = fmt.Sprintf("Decided by %s at %s: task %s is %s.", by, stamp(at), t.ID, t.State)
+	}
+	subject := fmt.Sprintf("%s result of task %s by %s", verb, t.ID, t.Assignee)
+	evidence, evLinks := evidenceLines(t)
+	var b strings.Builder
+	b.WriteString(outcome + "\n\n")
+	b.WriteString(factLines(resultFacts(t)))
+	blocks := []any{
+		header(subject),
+		section("*" + esc(outcome) + "*"),
+		fieldsBlock(resultFacts(t)),
+		section("*Evidence*\n" + esc(clip(orDash(evidence), slackSectionMax-20))),
+	}
+	if evLinks == nil {
+		evLinks = []string{}
+	}
+	return message{subject: subject, text: b.String(), notice: outcome, blocks: blocks, links: evLinks}
+}
+
+func article(kind string) string {
+	switch {
+	case kind == "":
+		return "a"
+	case strings.ContainsRune("aeiou", rune(kind[0])):
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
+// Block Kit builders.
+
+func header(text string) map[string]any {
+	return map[string]any{"type": "header", "text": map[string]any{"type": "plain_text", "text": clip(text, slackHeaderMax), "emoji": false}}
+}
+
+func section(mrkdwn string) map[string]any {
+	return map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": clip(mrkdwn, slackSectionMax)}}
+}
+
+func fieldsBlock(facts [][2]string) map[string]any {
+	fields := make([]any, 0, len(facts))
+	for _, f := range facts {
+		fields = append(fields, map[string]any{"type": "mrkdwn", "text": clip("*"+f[0]+"*\n"+esc(f[1]), 2000)})
+	}
+	if len(fields) > 10 { // Slack's limit per section
+		fields = fields[:10]
+	}
+	return map[string]any{"type": "section", "fields": fields}
+}
+
+func actions(url, label string) map[string]any {
+	return map[string]any{"type": "actions", "elements": []any{map[string]any{
+		"type": "button", "text": map[string]any{"type": "plain_text", "text": label},
+		"url": url, "style": "primary", "action_id": "open_approval",
+	}}}
+}
+
+func contextBlock(text string) map[string]any {
+	return map[string]any{"type": "context", "elements": []any{map[string]any{"type": "mrkdwn", "text": esc(text)}}}
+}
+
+// esc escapes the three characters Slack's mrkdwn treats as control characters.
+func esc(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// clip shortens s to at most n runes, marking the cut with an ellipsis.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// marshalPlain is json.Marshal without HTML escaping, so & < > stay readable
+// (Slack and the dev outbox show them; neither is HTML).
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

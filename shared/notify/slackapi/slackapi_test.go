@@ -1,0 +1,74 @@
+package slackapi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/useprickle/prickle/shared/notify"
+)
+
+func TestPostAndUpdate(t *testing.T) {
+	type call struct {
+		path, auth string
+		body       map[string]any
+	}
+	var calls []call
+	answers := map[string]string{
+		"/chat.postMessage": `{"ok":true,"channel":"C0ALICE","ts":"1700000000.000100"}`,
+		"/chat.update":      `{"ok":true,"channel":"C0ALICE","ts":"1700000000.000100"}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var b map[string]any
+		_ = json.Unmarshal(raw, &b)
+		calls = append(calls, call{r.URL.Path, r.Header.Get("Authorization"), b})
+		if ans, ok := answers[r.URL.Path]; ok {
+			_, _ = io.WriteString(w, ans)
+			return
+		}
+		_, _ = io.WriteString(w, `{"ok":false,"error":"unknown_method"}`)
+	}))
+	defer srv.Close()
+	c, err := New("xoxb-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.BaseURL = srv.URL
+	ctx := context.Background()
+	ref, err := c.Post(ctx, notify.SlackMessage{Channel: "C0ALICE", Text: "Approve Bash?", Blocks: json.RawMessage(`[{"type":"divider"}]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref != (notify.MessageRef{Channel: "C0ALICE", TS: "1700000000.000100"}) {
+		t.Errorf("ref = %+v", ref)
+	}
+	if err := c.Update(ctx, ref, notify.SlackMessage{Text: "Approved by alice"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 2 || calls[0].path != "/chat.postMessage" || calls[1].path != "/chat.update" {
+		t.Fatalf("calls = %+v", calls)
+	}
+	if calls[0].auth != "Bearer xoxb-test" || calls[0].body["unfurl_links"] != false || calls[0].body["blocks"] == nil {
+		t.Errorf("post = %+v", calls[0])
+	}
+	if calls[1].body["ts"] != "1700000000.000100" || calls[1].body["channel"] != "C0ALICE" || calls[1].body["text"] != "Approved by alice" {
+		t.Errorf("update = %+v", calls[1])
+	}
+
+	answers["/chat.postMessage"] = `{"ok":false,"error":"channel_not_found"}`
+	_, err = c.Post(ctx, notify.SlackMessage{Channel: "CX"})
+	if err == nil || !strings.Contains(err.Error(), "channel_not_found") {
+		t.Fatalf("err = %v, want channel_not_found", err)
+	}
+	if strings.Contains(err.Error(), "xoxb") {
+		t.Error("the error shows the token")
+	}
+	if _, err := New(""); err == nil {
+		t.Error("New without a token succeeded")
+	}
+}

@@ -1,0 +1,110 @@
+//go:build integration
+
+package wake_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/event"
+	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/wake"
+)
+
+// TestWakeURLDownThenUp is acceptance 5's second half: with the wake URL
+// down, every attempt is recorded and the task stays as it was; when
+// EventBridge retries and the URL is up, the agent is woken with a run token
+// bound to (agent, task, new run), verified by the local receiver.
+func TestWakeURLDownThenUp(t *testing.T) {
+	st := newStore(t, emulator(t))
+	ctx := context.Background()
+	adm := admin.New(st)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(adm.CreateProject(ctx, teamProject()))
+	must(adm.CreateOwner(ctx, admin.Owner{Name: "ana"}))
+	must(adm.CreateOwner(ctx, admin.Owner{Name: "bo"}))
+	must(adm.CreateAgent(ctx, "ana/claude", []string{"website-v2"}))
+	must(adm.CreateAgent(ctx, "bo/codex", []string{"website-v2"}))
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	tk := task.Task{ID: "tsk_wake1", Project: "website-v2", State: task.Routed, Requester: "ana/claude", Assignee: "bo/codex",
+		Packet:    task.Packet{Task: "x", DeliverableType: "code", AcceptanceCriteria: []string{"y"}, Files: []string{}, DependsOn: []string{}},
+		CreatedAt: at, UpdatedAt: at, Version: 1}
+	must(st.CreateTask(ctx, tk, task.Event{At: at, By: "ana/claude", Action: "hand_off", To: task.Routed}))
+
+	// The local receiver, verifying with the hook's secret.
+	var woken []wake.Payload
+	mux := http.NewServeMux()
+	mux.Handle(wake.ReceiverPath, wake.NewReceiver(st, func(_ context.Context, _ string, p wake.Payload) error {
+		woken = append(woken, p)
+		return nil
+	}))
+	up := httptest.NewServer(mux)
+	defer up.Close()
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL
+	down.Close()
+
+	secret, err := wake.NewSecret()
+	must(err)
+	must(st.PutWakeHook(ctx, wake.Hook{Agent: "bo/codex", URL: downURL + wake.ReceiverPath + "bo/codex", Secret: secret}))
+
+	w := wake.NewWaker(st, adm)
+	w.Sleep = func(context.Context, time.Duration) error { return nil }
+	routed := event.ForTask(event.TaskRouted, tk, "ana/claude", at)
+	if err := w.Handle(ctx, routed); err == nil {
+		t.Fatal("wake with the URL down succeeded")
+	}
+	attempts, err := st.WakeAttempts(ctx, tk.ID)
+	must(err)
+	if len(attempts) != 4 {
+		t.Fatalf("%d attempts recorded, want 4: %+v", len(attempts), attempts)
+	}
+	for _, a := range attempts {
+		if a.Error == "" || a.Agent != "bo/codex" || a.Reason != wake.ReasonTaskRouted || a.EventID != routed.ID {
+			t.Errorf("attempt %+v", a)
+		}
+	}
+	got, err := st.Task(ctx, tk.ID)
+	must(err)
+	if got.State != task.Routed || got.Version != 1 {
+		t.Errorf("task after failed wake = %s v%d, want routed v1: not lost, not changed", got.State, got.Version)
+	}
+
+	// The agent's URL comes back; EventBridge's retry delivers.
+	must(st.PutWakeHook(ctx, wake.Hook{Agent: "bo/codex", URL: up.URL + wake.ReceiverPath + "bo/codex", Secret: secret}))
+	must(w.Handle(ctx, routed))
+	must(w.Handle(ctx, routed)) // a duplicate delivery wakes no one twice
+	if len(woken) != 1 {
+		t.Fatalf("woken %d times, want 1", len(woken))
+	}
+	p := woken[0]
+	caller, err := identity.Authenticate(ctx, st, p.RunToken, time.Now())
+	must(err)
+	if caller.Kind != identity.KindRun || caller.Agent != "bo/codex" || caller.TaskID != tk.ID || caller.RunID != p.RunID || p.Reason != wake.ReasonTaskRouted {
+		t.Errorf("run token is %+v for payload %+v", caller, p)
+	}
+
+	// The requester is woken for a returned result, with a token for this task.
+	must(st.PutWakeHook(ctx, wake.Hook{Agent: "ana/claude", URL: up.URL + wake.ReceiverPath + "ana/claude", Secret: secret}))
+	returned := tk
+	returned.State, returned.Version = task.Verifying, 5
+	must(w.Handle(ctx, event.ForTask(event.ResultReturned, returned, "bo/codex", at)))
+	if len(woken) != 2 {
+		t.Fatalf("requester not woken: %+v", woken)
+	}
+	caller, err = identity.Authenticate(ctx, st, woken[1].RunToken, time.Now())
+	must(err)
+	if caller.Agent != "ana/claude" || caller.TaskID != tk.ID || woken[1].Reason != wake.ReasonResultReturned {
+		t.Errorf("requester's run token is %+v", caller)
+	}
+}

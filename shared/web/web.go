@@ -1,0 +1,155 @@
+// Package web is the web function's HTTP handler: the approval pages owners
+// open from an email or a Slack message, and, locally, the dev outbox.
+//
+//	GET  /a/{token}        show the exact call (or the result) and Approve / Refuse; changes nothing
+//	POST /a/{token}        decide (form: decision=approve|refuse, message, csrf), then 303 to the GET
+//	GET  /static/style.css the one stylesheet
+//	GET  /dev/outbox       the messages that would have been sent (only with Config.Outbox)
+//	GET  /dev/outbox.json  the same as a JSON array, newest last
+//
+// Pages are server-rendered html/template, need no JavaScript, and are
+// readable on a phone. Link tokens are never logged.
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/useprickle/prickle/shared/link"
+	"github.com/useprickle/prickle/shared/outbox"
+	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+var pages = template.Must(template.New("").Funcs(template.FuncMap{}).ParseFS(templateFS, "templates/*.html"))
+
+// Store is what the pages read; *store.Store (and team.Store) satisfy it.
+type Store interface {
+	Step(ctx context.Context, taskID, stepID string) (step.Step, error)
+	Task(ctx context.Context, id string) (task.Task, error)
+	History(ctx context.Context, id string) ([]task.Event, error)
+}
+
+// Config is what the handler needs. Store nil reads through Service.Store;
+// Outbox nil (the cloud) leaves /dev/* unmounted.
+type Config struct {
+	Service *team.Service
+	Store   Store
+	Signer  link.Signer
+	// BaseURL is the public origin of the pages (PUBLIC_BASE_URL); when set,
+	// a POST whose Origin header names another origin is refused.
+	BaseURL string
+	Outbox  *outbox.Outbox
+	// Now is the clock links and steps are checked against; tests inject one.
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Handler serves the web function's routes.
+type Handler struct {
+	cfg Config
+	mux *http.ServeMux
+}
+
+// New builds the handler; mount it at the root (or at /a/, /static/ and /dev/).
+func New(cfg Config) *Handler {
+	if cfg.Store == nil && cfg.Service != nil {
+		cfg.Store = cfg.Service.Store
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	h := &Handler{cfg: cfg, mux: http.NewServeMux()}
+	h.mux.HandleFunc("GET /a/{token}", h.showApproval)
+	h.mux.HandleFunc("POST /a/{token}", h.decide)
+	static, _ := fs.Sub(staticFS, "static")
+	files := http.StripPrefix("/static/", http.FileServerFS(static))
+	h.mux.Handle("GET /static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		files.ServeHTTP(w, r)
+	}))
+	if cfg.Outbox != nil {
+		h.mux.HandleFunc("GET /dev/outbox", h.outboxPage)
+		h.mux.HandleFunc("GET /dev/outbox.json", h.outboxJSON)
+	}
+	return h
+}
+
+// ServeHTTP sets the security headers every page carries, serves the route
+// and logs one JSON line (the route pattern, never the token in the path).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", "default-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	info := &requestInfo{}
+	h.mux.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), infoKey{}, info)))
+	_, pattern := h.mux.Handler(r)
+	attrs := []any{"method", r.Method, "route", pattern, "status", rec.status, "duration_ms", time.Since(start).Milliseconds()}
+	if info.kind != "" {
+		attrs = append(attrs, "link_kind", info.kind, "task", info.task)
+	}
+	if info.step != "" {
+		attrs = append(attrs, "step", info.step)
+	}
+	if info.outcome != "" {
+		attrs = append(attrs, "outcome", info.outcome)
+	}
+	h.cfg.Log.InfoContext(r.Context(), "web request", attrs...)
+}
+
+type infoKey struct{}
+
+// requestInfo is what a handler tells the request log line.
+type requestInfo struct{ kind, task, step, outcome string }
+
+func infoOf(r *http.Request) *requestInfo {
+	if i, ok := r.Context().Value(infoKey{}).(*requestInfo); ok {
+		return i
+	}
+	return &requestInfo{}
+}
+
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// render writes a page with its status; approval pages are never cached.
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Robots-Tag", "noindex, nofollow")
+	w.WriteHeader(status)
+	if err := pages.ExecuteTemplate(w, name, data); err != nil {
+		h.cfg.Log.ErrorContext(r.Context(), "render page", "template", name, "error", err.Error())
+	}
+}
+
+func (h *Handler) now() time.Time { return h.cfg.Now().UTC() }
+
+var errNoService = errors.New("web: no team service configured")

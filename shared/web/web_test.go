@@ -1,0 +1,18 @@
+package web_test
+
+import (
+	"testing"
+
+	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/teamtest"
+)
+
+func TestApprovalFlowsInMemory(t *testing.T) {
+	runFlows(t, func(t *testing.T) team.Store {
+		st := teamtest.New()
+		st.AddProject(project)
+		st.AddAgent(writer)
+		st.AddAgent(review)
+		return st
+	})
+}
