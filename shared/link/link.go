@@ -40,9 +40,12 @@ var ErrExpired = errors.New("approval link expired")
 
 // Claims is what a link grants: the owner may decide this step or this result until Expires.
 type Claims struct {
-	Kind    string    `json:"kind"`
-	TaskID  string    `json:"task_id"`
-	StepID  string    `json:"step_id,omitempty"`
+	Kind   string `json:"kind"`
+	TaskID string `json:"task_id"`
+	StepID string `json:"step_id,omitempty"`
+	// Round names the result a result link was sent for (its returned_at),
+	// so a link of an earlier round cannot decide a result returned later.
+	Round   string    `json:"round,omitempty"`
 	Owner   string    `json:"owner"`
 	Expires time.Time `json:"exp"`
 	// Nonce makes every issued token distinct, so two links for the same decision never collide in logs or caches.
@@ -67,9 +70,10 @@ func ForStep(taskID, stepID, owner string, expires time.Time) Claims {
 	return Claims{Kind: KindStep, TaskID: taskID, StepID: stepID, Owner: owner, Expires: expires.UTC()}
 }
 
-// ForResult builds the claims of a link that decides a task's result: it lasts ResultLifetime from now.
-func ForResult(taskID, owner string, now time.Time) Claims {
-	return Claims{Kind: KindResult, TaskID: taskID, Owner: owner, Expires: now.UTC().Add(ResultLifetime)}
+// ForResult builds the claims of a link that decides one round of a task's
+// result (see task.ResultRound): it lasts ResultLifetime from now.
+func ForResult(taskID, round, owner string, now time.Time) Claims {
+	return Claims{Kind: KindResult, TaskID: taskID, Round: round, Owner: owner, Expires: now.UTC().Add(ResultLifetime)}
 }
 
 var b64 = base64.RawURLEncoding

@@ -16,7 +16,7 @@ var (
 func TestSignVerify(t *testing.T) {
 	s := Signer{Key: key}
 	step := ForStep("tsk_1", "stp_1", "alice", now.Add(24*time.Hour))
-	result := ForResult("tsk_2", "bob", now)
+	result := ForResult("tsk_2", "2026-11-29T09:00:00Z", "bob", now)
 	other := Signer{Key: []byte("another key that is 32 bytes lon")}
 
 	flip := func(tok string, i int) string {
@@ -106,7 +106,7 @@ func TestTokensAreDistinctAndURLSafe(t *testing.T) {
 
 func TestFormToken(t *testing.T) {
 	s := Signer{Key: key}
-	tok := s.Sign(ForResult("tsk_1", "alice", now))
+	tok := s.Sign(ForResult("tsk_1", "r1", "alice", now))
 	tests := []struct {
 		name  string
 		token string
@@ -114,7 +114,7 @@ func TestFormToken(t *testing.T) {
 		want  bool
 	}{
 		{"matching", tok, s.FormToken(tok), true},
-		{"other token", s.Sign(ForResult("tsk_2", "alice", now)), s.FormToken(tok), false},
+		{"other token", s.Sign(ForResult("tsk_2", "r1", "alice", now)), s.FormToken(tok), false},
 		{"empty", tok, "", false},
 		{"junk", tok, "%%%", false},
 		{"the link signature itself", tok, tok[strings.Index(tok, ".")+1:], false},
@@ -142,7 +142,7 @@ func TestNewSignerNeedsALongKey(t *testing.T) {
 			t.Errorf("NewSigner(%d bytes) err = %v, wantErr %v", len(tt.key), err, tt.wantErr)
 		}
 	}
-	if _, err := (Signer{}).Verify(Signer{}.Sign(ForResult("t", "o", now)), now); !errors.Is(err, ErrTampered) {
+	if _, err := (Signer{}).Verify(Signer{}.Sign(ForResult("t", "r1", "o", now)), now); !errors.Is(err, ErrTampered) {
 		t.Errorf("a signer without a key verified a token: %v", err)
 	}
 }

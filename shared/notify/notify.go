@@ -12,6 +12,7 @@ import (
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -136,7 +137,7 @@ func (n *Notifier) approvalRequested(ctx context.Context, e event.Event) error {
 	if !ok {
 		return err
 	}
-	claims := link.ForResult(t.ID, o.Name, n.now())
+	claims := link.ForResult(t.ID, task.ResultRound(t), o.Name, n.now())
 	url := link.URL(n.BaseURL, n.Signer.Sign(claims))
 	m := approvalRequestMessage(t, url, claims.Expires)
 	return errors.Join(

@@ -258,7 +258,7 @@ func TestResultApprovalAndDecision(t *testing.T) {
 			t.Fatal(err)
 		}
 		claims.Nonce = ""
-		if want := link.ForResult("tsk_2", "alice", now); claims != want {
+		if want := link.ForResult("tsk_2", task.ResultRound(tk), "alice", now); claims != want {
 			t.Errorf("claims = %+v, want %+v", claims, want)
 		}
 		for _, want := range []string{"Pricing page built; tests pass.", "pull_request: PR #12", "Build the pricing page", "agent_generated"} {

@@ -80,6 +80,15 @@ type Result struct {
 	ReturnedAt time.Time  `json:"returned_at"`
 }
 
+// ResultRound names the result a task holds now, by when it was returned;
+// an owner's approval link is bound to it, so it cannot decide a later one.
+func ResultRound(t Task) string {
+	if t.Result == nil {
+		return ""
+	}
+	return t.Result.ReturnedAt.UTC().Format(time.RFC3339Nano)
+}
+
 // Evidence is one item that lets the requester check a result without rerunning it.
 type Evidence struct {
 	Kind    string `json:"kind"`

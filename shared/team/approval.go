@@ -12,7 +12,9 @@ import (
 // DecideResult records an owner's decision on a result that needs owner
 // approval: approve completes the task with provenance owner_approved,
 // refuse sends it back to working with the owner's message.
-func (s *Service) DecideResult(ctx context.Context, owner, taskID string, approve bool, message string) (task.Task, error) {
+// round names the result the owner saw (task.ResultRound); a decision meant
+// for an earlier result is refused with who decided that one.
+func (s *Service) DecideResult(ctx context.Context, owner, taskID, round string, approve bool, message string) (task.Task, error) {
 	t, err := s.Store.Task(ctx, taskID)
 	if errors.Is(err, ErrNotFound) {
 		return task.Task{}, task.Refusef("no task %s", taskID)
@@ -20,9 +22,12 @@ func (s *Service) DecideResult(ctx context.Context, owner, taskID string, approv
 	if err != nil {
 		return task.Task{}, fmt.Errorf("load task %s: %w", taskID, err)
 	}
-	if t.State != task.Approval {
+	if t.State != task.Approval || task.ResultRound(t) != round {
 		if by, at, ok := s.lastOwnerDecision(ctx, taskID); ok {
 			return task.Task{}, task.Refusef("the result of task %s was already decided by %s at %s; the task is %s", taskID, by, at, t.State)
+		}
+		if t.State == task.Approval {
+			return task.Task{}, task.Refusef("this approval is for an earlier result of task %s; use the link sent for the current one", taskID)
 		}
 	}
 	m, err := task.DecideApproval(t, owner, approve, message, s.now())

@@ -37,6 +37,21 @@ type Project struct {
 	OwnerApprovalTypes []string
 	// StepDeadline is how long a pending step waits for its owner.
 	StepDeadline time.Duration
+	// PulseStaleAfter is how long a Team Pulse entry counts as current; an
+	// agent that has not reported for longer is shown as stale. Zero means
+	// DefaultPulseStaleAfter.
+	PulseStaleAfter time.Duration
+}
+
+// DefaultPulseStaleAfter is the staleness window of Team Pulse unless a project sets its own.
+const DefaultPulseStaleAfter = 30 * time.Minute
+
+// StaleAfter is the project's Team Pulse staleness window.
+func (p Project) StaleAfter() time.Duration {
+	if p.PulseStaleAfter <= 0 {
+		return DefaultPulseStaleAfter
+	}
+	return p.PulseStaleAfter
 }
 
 // Directory answers who is who.
