@@ -22,6 +22,7 @@ import (
 	"github.com/useprickle/prickle/shared/bus"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/store/storetest"
 )
 
 // faultyAPI wraps the real client and injects one fault into the first PutEvents call.
@@ -146,13 +147,13 @@ func (h *handled) handler(target string) event.Handler {
 // twice (the ambiguous failure); Once over the store's dedup makes the
 // targets act once.
 func TestDecisionDeliveredExactlyOnceDespiteAFailedPutEvents(t *testing.T) {
-	endpoint := emulator(t)
+	endpoint := storetest.Endpoint(t)
 	for _, fault := range []string{"before", "after", "entry"} {
 		t.Run(fault, func(t *testing.T) {
 			ctx := context.Background()
-			st := newStore(t, endpoint)
+			st := storetest.New(t).Store
 			eb, q := clients(t, endpoint)
-			busName := uniqueName(t)
+			busName := storetest.UniqueName(t)
 			if _, err := eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(busName)}); err != nil {
 				t.Fatal(err)
 			}

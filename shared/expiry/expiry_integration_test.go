@@ -15,6 +15,7 @@ import (
 	"github.com/useprickle/prickle/shared/bus"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/expiry"
+	"github.com/useprickle/prickle/shared/store/storetest"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
 )
@@ -38,7 +39,7 @@ func replay(t *testing.T, h *expiry.Handler, name string) {
 // delete changes nothing; the TTL removal of the pending step takes the task
 // waiting on its owner back to working and publishes Step Expired.
 func TestReplayedStreamRecords(t *testing.T) {
-	st := newStore(t, emulator(t))
+	st := storetest.New(t).Store
 	ctx := context.Background()
 	adm := admin.New(st)
 	for _, err := range []error{

@@ -12,6 +12,7 @@ import (
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/store/storetest"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/wake"
 )
@@ -21,7 +22,7 @@ import (
 // EventBridge retries and the URL is up, the agent is woken with a run token
 // bound to (agent, task, new run), verified by the local receiver.
 func TestWakeURLDownThenUp(t *testing.T) {
-	st := newStore(t, emulator(t))
+	st := storetest.New(t).Store
 	ctx := context.Background()
 	adm := admin.New(st)
 	must := func(err error) {
