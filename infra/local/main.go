@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/useprickle/prickle/shared/session"
 )
 
 func main() {
@@ -102,6 +104,7 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	printWelcome(state, path)
+	printSignInLinks(env, "http://"+ln.Addr().String())
 
 	select {
 	case <-ctx.Done():
@@ -122,6 +125,22 @@ func printWelcome(s localState, path string) {
 	fmt.Println()
 	fmt.Println("Connect Claude Code as alice/writer (assignee of example-task-id):")
 	fmt.Printf("  claude mcp add --transport http prickle %s --header \"Authorization: Bearer %s\"\n", s.MCPURL, s.Tokens["alice/writer"])
+}
+
+// printSignInLinks prints one sign-in link per seeded owner (single use, 15
+// minutes; ask for a new one at /signin, it lands in the dev outbox), then
+// says the stack is ready.
+func printSignInLinks(env *environment, baseURL string) {
+	keys, err := session.NewKeys(env.signer.Key)
+	if err == nil {
+		fmt.Println()
+		fmt.Println("Sign in to Team Pulse, the board and task pages (each link works once, for 15 minutes; more at " + baseURL + "/signin):")
+		now := time.Now()
+		for _, o := range seedOwners {
+			fmt.Printf("  %-6s %s/signin/%s\n", o.Name, baseURL, keys.SignInToken(o.Name, now))
+		}
+		fmt.Printf("Tool reference: %s/docs/reference/mcp-tools   dev outbox: %s/dev/outbox\n", baseURL, baseURL)
+	}
 	fmt.Println()
 	fmt.Println("ready: Ctrl-C stops the stack")
 }

@@ -43,9 +43,10 @@ type dedupRecord struct {
 }
 
 // Claim takes (target, eventID) for holder until leaseUntil with one
-// conditional put: it succeeds when no claim exists or the existing one is
-// an unfinished claim whose lease ended by now. Otherwise claimed is false
-// and done tells a finished event from one another delivery is handling.
+// conditional put: it succeeds when no claim exists, the existing one is
+// an unfinished claim whose lease ended by now, or it is holder's own (a
+// retried put). Otherwise claimed is false and done tells a finished event
+// from one another delivery is handling.
 func (s *Store) Claim(ctx context.Context, target, eventID, holder string, now, leaseUntil time.Time) (claimed, done bool, err error) {
 	key := dedupKey(target, eventID)
 	item, err := marshalItem(dedupRecord{
@@ -80,6 +81,11 @@ func (s *Store) Claim(ctx context.Context, target, eventID, holder string, now, 
 	var r dedupRecord
 	if err := unmarshalItem(out.Item, &r); err != nil {
 		return false, false, fmt.Errorf("read claim of %s for %s: %w", eventID, target, err)
+	}
+	if r.Status == dedupClaimed && r.Holder == holder {
+		// Our own put landed and the SDK retried it after a lost answer
+		// (a slow or busy endpoint): the claim is ours.
+		return true, false, nil
 	}
 	return false, r.Status == dedupDone, nil
 }

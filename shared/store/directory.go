@@ -45,6 +45,7 @@ type projectRecord struct {
 	Name                string   `dynamodbav:"name"`
 	OwnerApprovalTypes  []string `dynamodbav:"owner_approval_types"`
 	StepDeadlineSeconds int64    `dynamodbav:"step_deadline_seconds,omitempty"`
+	PulseStaleSeconds   int64    `dynamodbav:"pulse_stale_seconds,omitempty"`
 }
 
 type ownerRecord struct {
@@ -104,7 +105,8 @@ func (s *Store) Project(ctx context.Context, slug string) (team.Project, error) 
 	}
 	return team.Project{
 		Slug: r.Slug, Name: r.Name, OwnerApprovalTypes: r.OwnerApprovalTypes,
-		StepDeadline: time.Duration(r.StepDeadlineSeconds) * time.Second,
+		StepDeadline:    time.Duration(r.StepDeadlineSeconds) * time.Second,
+		PulseStaleAfter: time.Duration(r.PulseStaleSeconds) * time.Second,
 	}, nil
 }
 
@@ -118,6 +120,7 @@ func (s *Store) PutProject(ctx context.Context, p team.Project) error {
 		PK: projectPK(p.Slug), SK: metaSK, Type: "project", Slug: p.Slug, Name: p.Name,
 		OwnerApprovalTypes:  p.OwnerApprovalTypes,
 		StepDeadlineSeconds: int64(p.StepDeadline / time.Second),
+		PulseStaleSeconds:   int64(p.PulseStaleAfter / time.Second),
 	})
 }
 

@@ -23,6 +23,7 @@ const MaxMessage = 2000
 // page is what the approval template shows.
 type page struct {
 	Title   string
+	Root    string // relative path to the site root; render fills it in
 	Heading string
 	// Notice is the outcome of this request (decided, refused by the rules, an error).
 	Notice      string
@@ -142,7 +143,7 @@ func (h *Handler) load(ctx context.Context, c link.Claims) (page, error) {
 	p := page{
 		Title:   fmt.Sprintf("Approve the result of task %s?", t.ID),
 		Heading: fmt.Sprintf("%s returned a result for your approval", t.Assignee),
-		Result:  viewResult(t), CanDecide: t.State == task.Approval, Until: stamp(c.Expires),
+		Result:  viewResult(t), CanDecide: t.State == task.Approval && task.ResultRound(t) == c.Round, Until: stamp(c.Expires),
 	}
 	if !p.CanDecide {
 		p.Decided = h.resultDecided(ctx, t)
@@ -300,7 +301,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	if c.Kind == link.KindStep {
 		_, err = h.cfg.Service.DecideStep(r.Context(), c.Owner, c.TaskID, c.StepID, approve, msg)
 	} else {
-		_, err = h.cfg.Service.DecideResult(r.Context(), c.Owner, c.TaskID, approve, msg)
+		_, err = h.cfg.Service.DecideResult(r.Context(), c.Owner, c.TaskID, c.Round, approve, msg)
 	}
 	var refusal *task.Refusal
 	if errors.As(err, &refusal) {

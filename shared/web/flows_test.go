@@ -117,7 +117,11 @@ func (e *env) stepLink(s step.Step) string {
 }
 
 func (e *env) resultLink(taskID string) string {
-	return e.srv.URL + "/a/" + signer.Sign(link.ForResult(taskID, "alice", time.Now()))
+	tk, err := e.store.Task(context.Background(), taskID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return e.srv.URL + "/a/" + signer.Sign(link.ForResult(taskID, task.ResultRound(tk), "alice", time.Now()))
 }
 
 type response struct {

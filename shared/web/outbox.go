@@ -10,8 +10,9 @@ import (
 func (h *Handler) outboxPage(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "outbox.html", struct {
 		Title    string
+		Root     string
 		Messages []outbox.Message
-	}{Title: "Dev outbox", Messages: h.cfg.Outbox.List()})
+	}{Title: "Dev outbox", Root: rootOf(r.URL.Path), Messages: h.cfg.Outbox.List()})
 }
 
 // outboxJSON is GET /dev/outbox.json: [{at, channel, to, subject, text, links, body}], newest last.

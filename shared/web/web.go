@@ -1,14 +1,26 @@
 // Package web is the web function's HTTP handler: the approval pages owners
-// open from an email or a Slack message, and, locally, the dev outbox.
+// open from an email or a Slack message, owner sign-in, Team Pulse, the task
+// board and task pages, the public tool reference, and, locally, the dev outbox.
 //
 //	GET  /a/{token}        show the exact call (or the result) and Approve / Refuse; changes nothing
 //	POST /a/{token}        decide (form: decision=approve|refuse, message, csrf), then 303 to the GET
-//	GET  /static/style.css the one stylesheet
+//	GET  /signin           ask for a sign-in link (form: owner); POST sends it by email / Slack
+//	GET  /signin/{token}   "Sign in as …" button; changes nothing
+//	POST /signin/{token}   use the link once, set the session cookie, 303 to /
+//	POST /signout          end the session
+//	GET  /                 the signed-in owner's projects (or the sign-in form)
+//	GET  /p/{project}      Team Pulse; /p/{project}/pulse is its live fragment (polled by /static/pulse.js)
+//	GET  /p/{project}/tasks the board (filters: agent, type)
+//	GET  /t/{task}         the task page; POST decides its pending step or result as the signed-in owner
+//	GET  /docs/reference/mcp-tools[?tool=name] the tool reference, generated from the catalog; public
+//	GET  /static/…         the one stylesheet and pulse.js
 //	GET  /dev/outbox       the messages that would have been sent (only with Config.Outbox)
 //	GET  /dev/outbox.json  the same as a JSON array, newest last
 //
-// Pages are server-rendered html/template, need no JavaScript, and are
-// readable on a phone. Link tokens are never logged.
+// Pages are server-rendered html/template, need no JavaScript (Team Pulse's
+// live refresh aside), and are readable on a phone. Link tokens are never
+// logged. A project or task the signed-in owner's agents are not part of is
+// a 404, exactly like one that does not exist.
 package web
 
 import (
@@ -22,7 +34,9 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/link"
+	"github.com/useprickle/prickle/shared/notify"
 	"github.com/useprickle/prickle/shared/outbox"
+	"github.com/useprickle/prickle/shared/session"
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
@@ -53,6 +67,14 @@ type Config struct {
 	// a POST whose Origin header names another origin is refused.
 	BaseURL string
 	Outbox  *outbox.Outbox
+	// Room is what the signed-in pages read; nil takes Store (or
+	// Service.Store) when it implements RoomStore, and leaves the signed-in
+	// pages unmounted when it does not.
+	Room RoomStore
+	// Mail and Slack send owners their sign-in links (SES and Slack in the
+	// cloud, the dev outbox locally); nil turns that channel off.
+	Mail  notify.Mailer
+	Slack notify.Slack
 	// Now is the clock links and steps are checked against; tests inject one.
 	Now func() time.Time
 	Log *slog.Logger
@@ -60,8 +82,12 @@ type Config struct {
 
 // Handler serves the web function's routes.
 type Handler struct {
-	cfg Config
-	mux *http.ServeMux
+	cfg  Config
+	mux  *http.ServeMux
+	room RoomStore
+	// keys sign sign-in links and sessions, derived from Signer's key; nil
+	// when the key is too short, and then nobody can sign in.
+	keys *session.Keys
 }
 
 // New builds the handler; mount it at the root (or at /a/, /static/ and /dev/).
@@ -75,9 +101,33 @@ func New(cfg Config) *Handler {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	h := &Handler{cfg: cfg, mux: http.NewServeMux()}
+	h := &Handler{cfg: cfg, mux: http.NewServeMux(), room: cfg.Room}
+	if h.room == nil {
+		if rs, ok := cfg.Store.(RoomStore); ok {
+			h.room = rs
+		} else if cfg.Service != nil {
+			h.room, _ = cfg.Service.Store.(RoomStore)
+		}
+	}
+	if k, err := session.NewKeys(cfg.Signer.Key); err == nil {
+		h.keys = &k
+	}
 	h.mux.HandleFunc("GET /a/{token}", h.showApproval)
 	h.mux.HandleFunc("POST /a/{token}", h.decide)
+	h.mux.HandleFunc("GET /docs/reference/mcp-tools", h.reference)
+	if h.room != nil {
+		h.mux.HandleFunc("GET /{$}", h.home)
+		h.mux.HandleFunc("GET /signin", h.signInForm)
+		h.mux.HandleFunc("POST /signin", h.sendSignIn)
+		h.mux.HandleFunc("GET /signin/{token}", h.showSignIn)
+		h.mux.HandleFunc("POST /signin/{token}", h.signIn)
+		h.mux.HandleFunc("POST /signout", h.signOut)
+		h.mux.HandleFunc("GET /p/{project}", h.teamPulse)
+		h.mux.HandleFunc("GET /p/{project}/pulse", h.pulseFragment)
+		h.mux.HandleFunc("GET /p/{project}/tasks", h.board)
+		h.mux.HandleFunc("GET /t/{task}", h.taskPage)
+		h.mux.HandleFunc("POST /t/{task}", h.decideOnTask)
+	}
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/static/", http.FileServerFS(static))
 	h.mux.Handle("GET /static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -114,13 +164,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if info.outcome != "" {
 		attrs = append(attrs, "outcome", info.outcome)
 	}
+	if info.owner != "" {
+		attrs = append(attrs, "owner", info.owner)
+	}
 	h.cfg.Log.InfoContext(r.Context(), "web request", attrs...)
 }
 
 type infoKey struct{}
 
 // requestInfo is what a handler tells the request log line.
-type requestInfo struct{ kind, task, step, outcome string }
+type requestInfo struct{ kind, task, step, outcome, owner string }
 
 func infoOf(r *http.Request) *requestInfo {
 	if i, ok := r.Context().Value(infoKey{}).(*requestInfo); ok {
@@ -139,11 +192,29 @@ func (r *recorder) WriteHeader(code int) {
 	r.ResponseWriter.WriteHeader(code)
 }
 
-// render writes a page with its status; approval pages are never cached.
+// render writes a page with its status; only public pages (the tool reference) are cached.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
+	public := false
+	switch d := data.(type) {
+	case page:
+		if d.Root == "" {
+			d.Root = rootOf(r.URL.Path)
+		}
+		data = d
+	case based:
+		c := d.base()
+		if c.Root == "" {
+			c.Root = rootOf(r.URL.Path)
+		}
+		public = c.Public && c.Me == ""
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Robots-Tag", "noindex, nofollow")
+	if public {
+		w.Header().Set("Cache-Control", "public, max-age=300")
+	} else {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Robots-Tag", "noindex, nofollow")
+	}
 	w.WriteHeader(status)
 	if err := pages.ExecuteTemplate(w, name, data); err != nil {
 		h.cfg.Log.ErrorContext(r.Context(), "render page", "template", name, "error", err.Error())

@@ -1,0 +1,230 @@
+// Package session signs owners in to Prickle's pages: a sign-in link sent
+// through the owner's channels (email, Slack), single use and valid for 15
+// minutes, and the session cookie it sets (HMAC-signed, 12 hours).
+//
+// Both are base64url(JSON claims) "." base64url(HMAC-SHA256), like approval
+// links (shared/link), under keys derived from the same secret with distinct
+// labels, so a sign-in token is never a session and neither is an approval
+// link. A sign-in token is single use because its nonce is recorded when it
+// is used (a conditional put in the directory table, see Markers).
+package session
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Lifetimes of a sign-in link and of the session it opens.
+const (
+	LinkLifetime    = 15 * time.Minute
+	SessionLifetime = 12 * time.Hour
+)
+
+// CookieName is the session cookie.
+const CookieName = "prickle_session"
+
+// MinKeyLength is the shortest secret accepted, as for approval links.
+const MinKeyLength = 32
+
+// ErrInvalid means a token or cookie is malformed or not signed by this key.
+var ErrInvalid = errors.New("sign-in link is not valid: it was changed or not issued by Prickle")
+
+// ErrExpired means the token was valid but its time is up.
+var ErrExpired = errors.New("sign-in link expired")
+
+// ErrUsed means the sign-in link was used before.
+var ErrUsed = errors.New("sign-in link was already used")
+
+// Markers remembers used sign-in links; *store.Store satisfies it.
+type Markers interface {
+	// UseSignIn records nonce as used; first is false when it was used before.
+	UseSignIn(ctx context.Context, nonce string, expires time.Time) (first bool, err error)
+}
+
+// Claims is what a sign-in token or a session says: who, until when.
+type Claims struct {
+	Kind    string    `json:"kind"` // signin or session
+	Owner   string    `json:"owner"`
+	Expires time.Time `json:"exp"`
+	Nonce   string    `json:"nonce"`
+}
+
+const (
+	kindSignIn  = "signin"
+	kindSession = "session"
+)
+
+// Keys signs sign-in tokens, sessions and the form tokens of signed-in pages.
+type Keys struct {
+	signin, session, form []byte
+}
+
+// NewKeys derives the three keys from one secret (the approval links' key).
+func NewKeys(secret []byte) (Keys, error) {
+	if len(secret) < MinKeyLength {
+		return Keys{}, fmt.Errorf("session key is %d bytes; sign-in needs at least %d", len(secret), MinKeyLength)
+	}
+	derive := func(label string) []byte {
+		m := hmac.New(sha256.New, secret)
+		m.Write([]byte("prickle " + label + " v1"))
+		return m.Sum(nil)
+	}
+	return Keys{signin: derive("sign-in link"), session: derive("session cookie"), form: derive("session form")}, nil
+}
+
+var b64 = base64.RawURLEncoding
+
+func nonce() string {
+	n := make([]byte, 16)
+	if _, err := rand.Read(n); err != nil {
+		panic(fmt.Sprintf("crypto/rand failed: %v", err))
+	}
+	return b64.EncodeToString(n)
+}
+
+func sign(key []byte, c Claims) string {
+	c.Expires = c.Expires.UTC()
+	body, err := json.Marshal(c)
+	if err != nil {
+		panic(fmt.Sprintf("marshal session claims: %v", err)) // strings and a time: cannot fail
+	}
+	payload := b64.EncodeToString(body)
+	return payload + "." + b64.EncodeToString(mac(key, payload))
+}
+
+func verify(key []byte, kind, token string, now time.Time) (Claims, error) {
+	payload, sig, ok := strings.Cut(token, ".")
+	if !ok || payload == "" || sig == "" || len(key) == 0 {
+		return Claims{}, ErrInvalid
+	}
+	got, err := b64.DecodeString(sig)
+	if err != nil || !hmac.Equal(got, mac(key, payload)) {
+		return Claims{}, ErrInvalid
+	}
+	body, err := b64.DecodeString(payload)
+	if err != nil {
+		return Claims{}, ErrInvalid
+	}
+	var c Claims
+	if err := json.Unmarshal(body, &c); err != nil || c.Kind != kind || c.Owner == "" || c.Nonce == "" || c.Expires.IsZero() {
+		return Claims{}, ErrInvalid
+	}
+	if !now.Before(c.Expires) {
+		return c, ErrExpired
+	}
+	return c, nil
+}
+
+func mac(key []byte, msg string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(msg))
+	return m.Sum(nil)
+}
+
+// SignInToken issues a sign-in token for owner, valid LinkLifetime from now.
+func (k Keys) SignInToken(owner string, now time.Time) string {
+	return sign(k.signin, Claims{Kind: kindSignIn, Owner: owner, Expires: now.Add(LinkLifetime), Nonce: nonce()})
+}
+
+// CheckSignIn verifies a sign-in token without using it (the GET that shows the button).
+func (k Keys) CheckSignIn(token string, now time.Time) (Claims, error) {
+	return verify(k.signin, kindSignIn, token, now)
+}
+
+// UseSignIn verifies a sign-in token and marks it used, once: a second use is ErrUsed.
+func (k Keys) UseSignIn(ctx context.Context, m Markers, token string, now time.Time) (Claims, error) {
+	c, err := k.CheckSignIn(token, now)
+	if err != nil {
+		return c, err
+	}
+	first, err := m.UseSignIn(ctx, c.Nonce, c.Expires)
+	if err != nil {
+		return c, fmt.Errorf("mark sign-in link used: %w", err)
+	}
+	if !first {
+		return c, ErrUsed
+	}
+	return c, nil
+}
+
+// SignInFormToken is the hidden field of the "Sign in as …" form: it binds the POST to the page.
+func (k Keys) SignInFormToken(token string) string {
+	return b64.EncodeToString(mac(k.form, "signin:"+token))
+}
+
+// CheckSignInFormToken reports, in constant time, whether v is SignInFormToken(token).
+func (k Keys) CheckSignInFormToken(token, v string) bool {
+	got, err := b64.DecodeString(v)
+	return err == nil && len(k.form) > 0 && hmac.Equal(got, mac(k.form, "signin:"+token))
+}
+
+// Session is a signed-in owner.
+type Session struct {
+	Owner   string
+	Expires time.Time
+	value   string // the cookie value, which form tokens are bound to
+}
+
+// Start returns the cookie that signs owner in for SessionLifetime. It is
+// HttpOnly, SameSite=Lax, and Secure unless the request came to a loopback
+// host (the local stack serves plain http on 127.0.0.1).
+func (k Keys) Start(r *http.Request, owner string, now time.Time) *http.Cookie {
+	c := Claims{Kind: kindSession, Owner: owner, Expires: now.Add(SessionLifetime), Nonce: nonce()}
+	return &http.Cookie{
+		Name: CookieName, Value: sign(k.session, c), Path: "/", Expires: c.Expires,
+		MaxAge: int(SessionLifetime / time.Second), HttpOnly: true, Secure: !Loopback(r), SameSite: http.SameSiteLaxMode,
+	}
+}
+
+// End returns the cookie that signs the browser out.
+func End(r *http.Request) *http.Cookie {
+	return &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: !Loopback(r), SameSite: http.SameSiteLaxMode}
+}
+
+// From reads the session of a request; ok is false without a valid, unexpired cookie.
+func (k Keys) From(r *http.Request, now time.Time) (Session, bool) {
+	ck, err := r.Cookie(CookieName)
+	if err != nil {
+		return Session{}, false
+	}
+	c, err := verify(k.session, kindSession, ck.Value, now)
+	if err != nil {
+		return Session{}, false
+	}
+	return Session{Owner: c.Owner, Expires: c.Expires, value: ck.Value}, true
+}
+
+// FormToken is the hidden CSRF field of a signed-in page's forms, bound to the session.
+func (k Keys) FormToken(s Session) string {
+	return b64.EncodeToString(mac(k.form, "session:"+s.value))
+}
+
+// CheckFormToken reports, in constant time, whether v is FormToken(s).
+func (k Keys) CheckFormToken(s Session, v string) bool {
+	got, err := b64.DecodeString(v)
+	return err == nil && s.value != "" && hmac.Equal(got, mac(k.form, "session:"+s.value))
+}
+
+// Loopback reports whether the request's host is a loopback address or localhost.
+func Loopback(r *http.Request) bool {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

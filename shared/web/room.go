@@ -1,0 +1,510 @@
+package web
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/useprickle/prickle/shared/pulse"
+	"github.com/useprickle/prickle/shared/session"
+	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+// ago says how long before now t was, the way a person reads it.
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%d days ago", int(d/(24*time.Hour)))
+}
+
+func ownerOf(agent string) string {
+	o, _, _ := strings.Cut(agent, "/")
+	return o
+}
+
+// ---------------------------------------------------------------- Team Pulse
+
+type pulseView struct {
+	chrome
+	Project  team.Project
+	Stale    string // the staleness window, e.g. "30 min"
+	Groups   []ownerGroup
+	Now      string
+	Fragment string // the live fragment's URL, relative to the page
+}
+
+type ownerGroup struct {
+	Owner  string
+	Mine   bool
+	Agents []agentPulse
+}
+
+type agentPulse struct {
+	Agent, Availability, Doing, TaskID, Branch, LastDecision string
+	Files                                                    []string
+	Reported                                                 bool
+	Stale                                                    bool
+	Ago, At                                                  string
+}
+
+// pulseOf builds Team Pulse: every agent of the project, grouped by owner
+// (the signed-in owner first), each with its latest report.
+func (h *Handler) pulseOf(r *http.Request, me session.Session, p team.Project, agents []team.Agent) (*pulseView, error) {
+	entries, err := h.room.Pulse(r.Context(), p.Slug)
+	if err != nil {
+		return nil, err
+	}
+	byAgent := map[string]pulse.Entry{}
+	for _, e := range entries {
+		byAgent[e.AgentID] = e
+	}
+	now := h.now()
+	window := p.StaleAfter()
+	v := &pulseView{chrome: chrome{Title: "Team Pulse · " + p.Name, Me: me.Owner, CSRF: h.keys.FormToken(me)},
+		Project: p, Stale: strings.TrimSuffix(window.String(), "0s"), Now: now.Format(time.RFC3339), Fragment: url.PathEscape(p.Slug) + "/pulse"}
+	if window%time.Minute == 0 {
+		v.Stale = fmt.Sprintf("%d min", int(window/time.Minute))
+	}
+	groups := map[string]*ownerGroup{}
+	for _, a := range agents {
+		g, ok := groups[a.Owner]
+		if !ok {
+			g = &ownerGroup{Owner: a.Owner, Mine: a.Owner == me.Owner}
+			groups[a.Owner] = g
+		}
+		ap := agentPulse{Agent: a.ID}
+		if e, ok := byAgent[a.ID]; ok {
+			ap.Reported = true
+			ap.Availability, ap.Doing, ap.Files = e.Availability, e.Doing, e.Files
+			if e.TaskID != nil {
+				ap.TaskID = *e.TaskID
+			}
+			if e.Branch != nil {
+				ap.Branch = *e.Branch
+			}
+			if e.LastDecision != nil {
+				ap.LastDecision = *e.LastDecision
+			}
+			ap.Ago, ap.At = ago(now, e.UpdatedAt), e.UpdatedAt.UTC().Format(time.RFC3339)
+			ap.Stale = now.Sub(e.UpdatedAt) > window
+		}
+		g.Agents = append(g.Agents, ap)
+	}
+	for _, g := range groups {
+		v.Groups = append(v.Groups, *g)
+	}
+	slices.SortFunc(v.Groups, func(a, b ownerGroup) int {
+		if a.Mine != b.Mine {
+			if a.Mine {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Owner, b.Owner)
+	})
+	return v, nil
+}
+
+// teamPulse is GET /p/{project}.
+func (h *Handler) teamPulse(w http.ResponseWriter, r *http.Request) {
+	me, ok := h.signedIn(w, r, false)
+	if !ok {
+		return
+	}
+	p, agents, err := h.projectOf(r.Context(), me.Owner, r.PathValue("project"))
+	if errors.Is(err, team.ErrNotFound) {
+		h.notFound(w, r, me)
+		return
+	}
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	v, err := h.pulseOf(r, me, p, agents)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "pulse.html", v)
+}
+
+// pulseFragment is GET /p/{project}/pulse: the Team Pulse list alone, which
+// /static/pulse.js fetches every few seconds and swaps in place. Its links
+// are relative to the page (/p/{project}), not to the fragment.
+func (h *Handler) pulseFragment(w http.ResponseWriter, r *http.Request) {
+	me, ok := h.signedIn(w, r, true)
+	if !ok {
+		return
+	}
+	p, agents, err := h.projectOf(r.Context(), me.Owner, r.PathValue("project"))
+	if errors.Is(err, team.ErrNotFound) {
+		infoOf(r).outcome = "not_found"
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	v, err := h.pulseOf(r, me, p, agents)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	v.Root = "../"
+	h.render(w, r, http.StatusOK, "pulse-list", v)
+}
+
+// ---------------------------------------------------------------- Board
+
+type boardView struct {
+	chrome
+	Project   team.Project
+	Agents    []string
+	Types     []string
+	Agent     string // filter
+	Type      string // filter
+	Columns   []boardColumn
+	Total     int
+	Truncated bool
+}
+
+type boardColumn struct {
+	ID, Name string
+	Cards    []card
+}
+
+type card struct {
+	ID, Work, Type, State, Assignee, Requester, WaitingOn, Age, Created string
+}
+
+// DeliverableTypes are the packet's deliverable types, the seed enum.
+var DeliverableTypes = []string{"code", "doc", "answer", "screenshots", "reviewed_pr", "design", "data", "other"}
+
+// columns are the board's columns by state.
+var columns = []struct {
+	id, name string
+	states   []task.State
+}{
+	{"requested", "Requested", []task.State{task.Requested}},
+	{"routed", "Routed", []task.State{task.Routed}},
+	{"working", "Accepted · working · waiting", []task.State{task.Accepted, task.Working, task.Waiting}},
+	{"verifying", "Verifying · approval", []task.State{task.Verifying, task.Approval}},
+	{"done", "Done", []task.State{task.Completed, task.Rejected, task.Cancelled}},
+}
+
+// boardPages bounds how many pages of 100 tasks one board reads.
+const boardPages = 5
+
+// board is GET /p/{project}/tasks?agent=&type=.
+func (h *Handler) board(w http.ResponseWriter, r *http.Request) {
+	me, ok := h.signedIn(w, r, false)
+	if !ok {
+		return
+	}
+	p, agents, err := h.projectOf(r.Context(), me.Owner, r.PathValue("project"))
+	if errors.Is(err, team.ErrNotFound) {
+		h.notFound(w, r, me)
+		return
+	}
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	v := &boardView{chrome: chrome{Title: "Tasks · " + p.Name, Me: me.Owner, CSRF: h.keys.FormToken(me)},
+		Project: p, Types: DeliverableTypes, Agent: q.Get("agent"), Type: q.Get("type")}
+	for _, a := range agents {
+		v.Agents = append(v.Agents, a.ID)
+	}
+	if !slices.Contains(v.Agents, v.Agent) {
+		v.Agent = ""
+	}
+	if !slices.Contains(DeliverableTypes, v.Type) {
+		v.Type = ""
+	}
+	query := team.TaskQuery{Project: p.Slug, Limit: 100}
+	if v.Agent != "" {
+		query.Involving, query.Role = v.Agent, "any"
+	}
+	var tasks []task.Task
+	for i := 0; ; i++ {
+		pg, err := h.room.ListTasks(r.Context(), query)
+		if err != nil {
+			h.failed(w, r, err)
+			return
+		}
+		tasks = append(tasks, pg.Tasks...)
+		if pg.NextCursor == "" {
+			break
+		}
+		if i+1 == boardPages {
+			v.Truncated = true
+			break
+		}
+		query.Cursor = pg.NextCursor
+	}
+	now := h.now()
+	col := map[task.State]int{}
+	for i, c := range columns {
+		v.Columns = append(v.Columns, boardColumn{ID: c.id, Name: c.name})
+		for _, s := range c.states {
+			col[s] = i
+		}
+	}
+	for _, t := range tasks {
+		if v.Type != "" && t.Packet.DeliverableType != v.Type {
+			continue
+		}
+		c := card{ID: t.ID, Work: t.Packet.Task, Type: t.Packet.DeliverableType, State: string(t.State),
+			Assignee: t.Assignee, Requester: t.Requester, Age: ago(now, t.CreatedAt), Created: t.CreatedAt.UTC().Format(time.RFC3339)}
+		if t.WaitingOn != nil {
+			c.WaitingOn = *t.WaitingOn
+		}
+		i := col[t.State]
+		v.Columns[i].Cards = append(v.Columns[i].Cards, c)
+		v.Total++
+	}
+	h.render(w, r, http.StatusOK, "board.html", v)
+}
+
+// ---------------------------------------------------------------- Task page
+
+type taskView struct {
+	chrome
+	Task       task.Task
+	Project    team.Project
+	WaitingOn  string
+	Created    string
+	Updated    string
+	Result     *resultView
+	Evidence   []evidenceItem
+	Steps      []pendingStep
+	CanDecideR bool   // the signed-in owner decides this result
+	Round      string // the result shown (task.ResultRound), so a decision never lands on a newer one
+	Timeline   []timelineEntry
+	Notice     string
+	NoticeCl   string
+}
+
+type pendingStep struct {
+	*stepView
+	ID        string
+	CanDecide bool
+	Owner     string
+}
+
+type evidenceItem struct {
+	Kind, Summary, Content, URL string
+	Image, Collapsible          bool
+}
+
+type timelineEntry struct {
+	At, Ago, By, Action, From, To, Note string
+}
+
+// taskOf loads a task the owner may see, with its project; ErrNotFound otherwise.
+func (h *Handler) taskOf(r *http.Request, me session.Session, id string) (task.Task, team.Project, error) {
+	if id == "" || len(id) > 64 || strings.ContainsFunc(id, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-')
+	}) {
+		return task.Task{}, team.Project{}, team.ErrNotFound
+	}
+	t, err := h.cfg.Store.Task(r.Context(), id)
+	if err != nil {
+		return task.Task{}, team.Project{}, err
+	}
+	p, _, err := h.projectOf(r.Context(), me.Owner, t.Project)
+	return t, p, err
+}
+
+func webURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}
+
+// taskPage is GET /t/{task}.
+func (h *Handler) taskPage(w http.ResponseWriter, r *http.Request) {
+	me, ok := h.signedIn(w, r, false)
+	if !ok {
+		return
+	}
+	v, status, err := h.taskViewOf(r, me)
+	if errors.Is(err, team.ErrNotFound) {
+		h.notFound(w, r, me)
+		return
+	}
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	switch r.URL.Query().Get("decided") {
+	case "approved":
+		v.Notice, v.NoticeCl = "Approved: your decision is recorded and the agent is told.", "ok"
+	case "refused":
+		v.Notice, v.NoticeCl = "Refused: your decision is recorded and the agent is told.", "ok"
+	}
+	h.renderTask(w, r, status, v)
+}
+
+// renderTask lets screenshots load from their own https URLs on this page only.
+func (h *Handler) renderTask(w http.ResponseWriter, r *http.Request, status int, v *taskView) {
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' https:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
+	infoOf(r).task = v.Task.ID
+	h.render(w, r, status, "task.html", v)
+}
+
+func (h *Handler) taskViewOf(r *http.Request, me session.Session) (*taskView, int, error) {
+	t, p, err := h.taskOf(r, me, r.PathValue("task"))
+	if err != nil {
+		return nil, 0, err
+	}
+	hist, err := h.cfg.Store.History(r.Context(), t.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	steps, err := h.room.StepsForTask(r.Context(), t.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	now := h.now()
+	v := &taskView{chrome: chrome{Title: t.ID + " · " + p.Name, Me: me.Owner, CSRF: h.keys.FormToken(me)}, Task: t, Project: p,
+		Created: t.CreatedAt.UTC().Format(time.RFC3339), Updated: ago(now, t.UpdatedAt)}
+	if t.WaitingOn != nil {
+		v.WaitingOn = *t.WaitingOn
+	}
+	if t.Result != nil {
+		v.Result = viewResult(t)
+		for _, e := range t.Result.Evidence {
+			it := evidenceItem{Kind: e.Kind, Summary: e.Summary, Content: e.Content}
+			if webURL(e.URL) {
+				it.URL = e.URL
+				it.Image = e.Kind == "screenshot" && strings.HasPrefix(e.URL, "https://")
+			} else if e.URL != "" {
+				it.Content = strings.TrimSpace(e.URL + "\n" + e.Content)
+			}
+			it.Collapsible = e.Kind == "test_output" && it.Content != ""
+			v.Evidence = append(v.Evidence, it)
+		}
+		v.CanDecideR = t.State == task.Approval && ownerOf(t.Assignee) == me.Owner
+		v.Round = task.ResultRound(t)
+	}
+	slices.SortFunc(steps, func(a, b step.Step) int { return cmp.Compare(a.CreatedAt.UnixNano(), b.CreatedAt.UnixNano()) })
+	for _, st := range steps {
+		eff := st.Effective(now)
+		if eff.Status != step.Pending {
+			continue
+		}
+		v.Steps = append(v.Steps, pendingStep{stepView: viewStep(eff), ID: eff.ID, Owner: ownerOf(eff.Agent),
+			CanDecide: ownerOf(eff.Agent) == me.Owner && t.State.Open()})
+	}
+	for i := len(hist) - 1; i >= 0; i-- {
+		e := hist[i]
+		te := timelineEntry{At: e.At.UTC().Format(time.RFC3339), Ago: ago(now, e.At), By: e.By, Action: strings.ReplaceAll(e.Action, "_", " "), To: string(e.To)}
+		if e.From != nil {
+			te.From = string(*e.From)
+		}
+		if e.Note != nil {
+			te.Note = *e.Note
+		}
+		v.Timeline = append(v.Timeline, te)
+	}
+	return v, http.StatusOK, nil
+}
+
+// decideOnTask is POST /t/{task}: the signed-in owner approves or refuses a
+// pending step (form field step) or the result waiting for approval, through
+// the team service as an approval link would.
+func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
+	me, ok := h.signedIn(w, r, false)
+	if !ok {
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil || !h.sameOrigin(r) || !h.keys.CheckFormToken(me, r.PostForm.Get("csrf")) {
+		infoOf(r).outcome = "bad_csrf"
+		h.render(w, r, http.StatusForbidden, "room-message.html", &messageView{chrome: chrome{Title: "Refused", Me: me.Owner, CSRF: h.keys.FormToken(me)},
+			Heading: "Nothing was decided", Notice: "This form did not come from the task page. Open the task and use its buttons.", NoticeClass: "error"})
+		return
+	}
+	t, _, err := h.taskOf(r, me, r.PathValue("task"))
+	if errors.Is(err, team.ErrNotFound) {
+		h.notFound(w, r, me)
+		return
+	}
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	infoOf(r).task = t.ID
+	var approve bool
+	switch r.PostForm.Get("decision") {
+	case "approve":
+		approve = true
+	case "refuse":
+	default:
+		h.taskRefused(w, r, me, http.StatusBadRequest, "Choose Approve or Refuse.")
+		return
+	}
+	msg := strings.TrimSpace(r.PostForm.Get("message"))
+	if utf8.RuneCountInString(msg) > MaxMessage {
+		h.taskRefused(w, r, me, http.StatusBadRequest, fmt.Sprintf("The message is longer than %d characters.", MaxMessage))
+		return
+	}
+	if h.cfg.Service == nil {
+		h.failed(w, r, errNoService)
+		return
+	}
+	if stepID := r.PostForm.Get("step"); stepID != "" {
+		infoOf(r).kind, infoOf(r).step = "step", stepID
+		_, err = h.cfg.Service.DecideStep(r.Context(), me.Owner, t.ID, stepID, approve, msg)
+	} else {
+		infoOf(r).kind = "result"
+		if ownerOf(t.Assignee) != me.Owner {
+			err = task.Refusef("the result of task %s waits for %s's approval, not yours", t.ID, ownerOf(t.Assignee))
+		} else {
+			_, err = h.cfg.Service.DecideResult(r.Context(), me.Owner, t.ID, r.PostForm.Get("round"), approve, msg)
+		}
+	}
+	var refusal *task.Refusal
+	if errors.As(err, &refusal) {
+		infoOf(r).outcome = "refused_by_rules"
+		h.taskRefused(w, r, me, http.StatusConflict, refusal.Msg)
+		return
+	}
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	verdict := map[bool]string{true: "approved", false: "refused"}[approve]
+	infoOf(r).outcome = verdict
+	w.Header().Set("Location", url.PathEscape(t.ID)+"?decided="+verdict)
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// taskRefused shows the task page again with why nothing was decided.
+func (h *Handler) taskRefused(w http.ResponseWriter, r *http.Request, me session.Session, status int, why string) {
+	v, _, err := h.taskViewOf(r, me)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	v.Notice, v.NoticeCl = "Nothing was decided: "+why, "warn"
+	h.renderTask(w, r, status, v)
+}

@@ -1,0 +1,342 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/notify"
+	"github.com/useprickle/prickle/shared/pulse"
+	"github.com/useprickle/prickle/shared/session"
+	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+// RoomStore is what the signed-in pages (Team Pulse, the board, task pages)
+// and owner sign-in read beyond Store; *store.Store satisfies it.
+type RoomStore interface {
+	Project(ctx context.Context, slug string) (team.Project, error)
+	ListAgents(ctx context.Context, project string) ([]team.Agent, error)
+	Pulse(ctx context.Context, project string) ([]pulse.Entry, error)
+	ListTasks(ctx context.Context, q team.TaskQuery) (team.TaskPage, error)
+	StepsForTask(ctx context.Context, taskID string) ([]step.Step, error)
+	Owner(ctx context.Context, name string) (admin.Owner, error)
+	// OwnerProjects lists the projects the owner's agents belong to.
+	OwnerProjects(ctx context.Context, owner string) ([]string, error)
+	session.Markers
+}
+
+// chrome is what every signed-in page and the tool reference share: the
+// title, the relative path to the site root, and who is signed in.
+type chrome struct {
+	Title string
+	Root  string // "../" per path segment, so pages work under an API Gateway stage path
+	Me    string // the signed-in owner, empty when nobody is
+	CSRF  string // form token of the session, for sign-out and decisions
+	// Public pages (the tool reference) may be indexed and cached when nobody is signed in.
+	Public bool
+}
+
+func (c *chrome) base() *chrome { return c }
+
+type based interface{ base() *chrome }
+
+// rootOf is the relative path from a request path to the site root.
+func rootOf(path string) string {
+	n := strings.Count(strings.TrimPrefix(path, "/"), "/")
+	if n == 0 {
+		return "./"
+	}
+	return strings.Repeat("../", n)
+}
+
+// validOwnerName checks a slug as the seed's pattern
+// ^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$ does (owner names and project
+// slugs): RE2 has no lookahead, so by hand.
+func validOwnerName(s string) bool {
+	if len(s) == 0 || len(s) > 39 || s[0] == '-' || s[len(s)-1] == '-' || strings.Contains(s, "--") {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+type signInView struct {
+	chrome
+	Heading, Notice, NoticeClass string
+	Owner                        string // the owner a link signs in
+	Sent                         bool
+	FormToken                    string
+	Until                        string
+}
+
+// session returns the signed-in owner, if any.
+func (h *Handler) session(r *http.Request) (session.Session, bool) {
+	if h.keys == nil {
+		return session.Session{}, false
+	}
+	return h.keys.From(r, h.now())
+}
+
+// signInForm is GET /signin: the owner types its name and gets a link.
+func (h *Handler) signInForm(w http.ResponseWriter, r *http.Request) {
+	v := &signInView{chrome: chrome{Title: "Sign in"}, Heading: "Sign in to Prickle"}
+	if s, ok := h.session(r); ok {
+		v.Me, v.CSRF = s.Owner, h.keys.FormToken(s)
+	}
+	h.render(w, r, http.StatusOK, "signin.html", v)
+}
+
+// sendSignIn is POST /signin: it sends a sign-in link through the owner's
+// channels. The answer is the same whether or not the owner exists, so the
+// form does not tell who is an owner.
+func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
+	v := &signInView{chrome: chrome{Title: "Check your email or Slack"}, Heading: "Check your email or Slack"}
+	if !h.sameOrigin(r) {
+		infoOf(r).outcome = "cross_site"
+		v.Heading, v.Notice, v.NoticeClass = "Sign in from Prickle's page", "This form was sent from another site, so no link was sent.", "error"
+		h.render(w, r, http.StatusForbidden, "signin.html", v)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	if err := r.ParseForm(); err != nil {
+		v.Heading, v.Notice, v.NoticeClass = "Sign in to Prickle", "The form could not be read. Try again.", "error"
+		h.render(w, r, http.StatusBadRequest, "signin.html", v)
+		return
+	}
+	name := strings.ToLower(strings.TrimSpace(r.PostForm.Get("owner")))
+	if !validOwnerName(name) {
+		infoOf(r).outcome = "bad_form"
+		v.Heading, v.Notice, v.NoticeClass = "Sign in to Prickle", "Type your owner name: lowercase letters, digits and single hyphens, like alice.", "error"
+		h.render(w, r, http.StatusBadRequest, "signin.html", v)
+		return
+	}
+	infoOf(r).outcome = "link_requested"
+	if err := h.sendSignInLink(r.Context(), name); err != nil {
+		h.cfg.Log.ErrorContext(r.Context(), "sign-in link not sent", "owner", name, "error", err.Error())
+	}
+	v.Sent = true
+	v.Notice, v.NoticeClass = fmt.Sprintf("If %s is an owner here, a sign-in link is on its way by email or Slack. It works once, for 15 minutes.", name), "ok"
+	h.render(w, r, http.StatusOK, "signin.html", v)
+}
+
+// sendSignInLink sends the link on every channel the owner has.
+func (h *Handler) sendSignInLink(ctx context.Context, name string) error {
+	if h.keys == nil || h.room == nil {
+		return errors.New("sign-in is not configured (no signing key or room store)")
+	}
+	o, err := h.room.Owner(ctx, name)
+	if errors.Is(err, team.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	now := h.now()
+	url := strings.TrimSuffix(h.cfg.BaseURL, "/") + "/signin/" + h.keys.SignInToken(o.Name, now)
+	until := now.Add(session.LinkLifetime).Format(time.RFC3339)
+	subject := "Sign in to Prickle as " + o.Name
+	text := fmt.Sprintf("Open this link to sign in to Prickle as %s. It works once, until %s (15 minutes):\n\n%s\n\nIf you did not ask for it, ignore this message: nothing happens unless the link is opened and its button pressed.", o.Name, until, url)
+	var errs []error
+	sent := false
+	if h.cfg.Mail != nil && o.Email != "" {
+		errs = append(errs, h.cfg.Mail.SendEmail(ctx, notify.Email{To: o.Email, Subject: subject, Text: text, Links: []string{url}}))
+		sent = true
+	}
+	if h.cfg.Slack != nil && o.SlackChannel != "" {
+		_, err := h.cfg.Slack.Post(ctx, notify.SlackMessage{Channel: o.SlackChannel, Subject: subject, Text: text, Links: []string{url}})
+		errs = append(errs, err)
+		sent = true
+	}
+	if !sent {
+		return fmt.Errorf("owner %s has no channel this server can send on", o.Name)
+	}
+	return errors.Join(errs...)
+}
+
+// signInToken checks the sign-in link in the path; on failure it has written the page.
+func (h *Handler) signInToken(w http.ResponseWriter, r *http.Request, use bool) (session.Claims, string, bool) {
+	token := r.PathValue("token")
+	if h.keys == nil || h.room == nil {
+		h.failed(w, r, errors.New("sign-in is not configured"))
+		return session.Claims{}, token, false
+	}
+	var c session.Claims
+	var err error
+	if use {
+		c, err = h.keys.UseSignIn(r.Context(), h.room, token, h.now())
+	} else {
+		c, err = h.keys.CheckSignIn(token, h.now())
+	}
+	v := &signInView{chrome: chrome{Title: "Sign-in link"}}
+	switch {
+	case err == nil:
+		return c, token, true
+	case errors.Is(err, session.ErrExpired):
+		infoOf(r).outcome = "expired"
+		v.Heading, v.Notice, v.NoticeClass = "This sign-in link has expired", "Sign-in links work for 15 minutes. Ask for a new one below.", "warn"
+		h.render(w, r, http.StatusGone, "signin.html", v)
+	case errors.Is(err, session.ErrUsed):
+		infoOf(r).outcome = "used"
+		v.Heading, v.Notice, v.NoticeClass = "This sign-in link was already used", "Each link signs in once. Ask for a new one below.", "warn"
+		h.render(w, r, http.StatusGone, "signin.html", v)
+	case errors.Is(err, session.ErrInvalid):
+		infoOf(r).outcome = "tampered"
+		v.Heading, v.Notice, v.NoticeClass = "This sign-in link is not valid", "It was changed or was not issued by Prickle. Ask for a new one below.", "error"
+		h.render(w, r, http.StatusForbidden, "signin.html", v)
+	default:
+		h.failed(w, r, err)
+	}
+	return c, token, false
+}
+
+// showSignIn is GET /signin/{token}: a button, never a sign-in (mail
+// scanners and Slack unfurlers fetch links).
+func (h *Handler) showSignIn(w http.ResponseWriter, r *http.Request) {
+	c, token, ok := h.signInToken(w, r, false)
+	if !ok {
+		return
+	}
+	infoOf(r).outcome = "shown"
+	h.render(w, r, http.StatusOK, "signin.html", &signInView{
+		chrome: chrome{Title: "Sign in as " + c.Owner}, Heading: "Sign in as " + c.Owner,
+		Owner: c.Owner, FormToken: h.keys.SignInFormToken(token), Until: c.Expires.UTC().Format(time.RFC3339),
+	})
+}
+
+// signIn is POST /signin/{token}: it uses the link once and sets the session cookie.
+func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
+	if !h.sameOrigin(r) {
+		infoOf(r).outcome = "cross_site"
+		h.render(w, r, http.StatusForbidden, "signin.html", &signInView{chrome: chrome{Title: "Refused"},
+			Heading: "Sign in from the link's page", Notice: "This form was sent from another site, so nobody was signed in.", NoticeClass: "error"})
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	if err := r.ParseForm(); err != nil || h.keys == nil || !h.keys.CheckSignInFormToken(r.PathValue("token"), r.PostForm.Get("csrf")) {
+		infoOf(r).outcome = "bad_csrf"
+		h.render(w, r, http.StatusForbidden, "signin.html", &signInView{chrome: chrome{Title: "Refused"},
+			Heading: "Sign in from the link's page", Notice: "This form did not come from the sign-in page. Open the link and press its button.", NoticeClass: "error"})
+		return
+	}
+	c, _, ok := h.signInToken(w, r, true)
+	if !ok {
+		return
+	}
+	http.SetCookie(w, h.keys.Start(r, c.Owner, h.now()))
+	infoOf(r).outcome = "signed_in"
+	w.Header().Set("Location", rootOf(r.URL.Path))
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// signOut is POST /signout.
+func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {
+	s, ok := h.session(r)
+	if ok {
+		r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+		if err := r.ParseForm(); err != nil || !h.sameOrigin(r) || !h.keys.CheckFormToken(s, r.PostForm.Get("csrf")) {
+			infoOf(r).outcome = "bad_csrf"
+			h.render(w, r, http.StatusForbidden, "message.html", page{Title: "Refused", Heading: "Not signed out",
+				Notice: "This form did not come from Prickle's page. Use the Sign out button.", NoticeClass: "error"})
+			return
+		}
+	}
+	http.SetCookie(w, session.End(r))
+	infoOf(r).outcome = "signed_out"
+	w.Header().Set("Location", "signin")
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// signedIn returns the session, or sends the browser to sign in (pages) or
+// answers 401 (fragments) and returns false.
+func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, fragment bool) (session.Session, bool) {
+	s, ok := h.session(r)
+	if ok {
+		infoOf(r).owner = s.Owner
+		return s, true
+	}
+	infoOf(r).outcome = "not_signed_in"
+	if fragment {
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, "sign in first", http.StatusUnauthorized)
+		return s, false
+	}
+	w.Header().Set("Location", rootOf(r.URL.Path)+"signin")
+	w.WriteHeader(http.StatusSeeOther)
+	return s, false
+}
+
+// projectOf loads a project the owner may see: one an agent of the owner
+// belongs to. Any other project, existing or not, is ErrNotFound.
+func (h *Handler) projectOf(ctx context.Context, owner, slug string) (team.Project, []team.Agent, error) {
+	if !validOwnerName(slug) {
+		return team.Project{}, nil, team.ErrNotFound
+	}
+	agents, err := h.room.ListAgents(ctx, slug)
+	if err != nil {
+		return team.Project{}, nil, err
+	}
+	if !slices.ContainsFunc(agents, func(a team.Agent) bool { return a.Owner == owner }) {
+		return team.Project{}, nil, team.ErrNotFound
+	}
+	p, err := h.room.Project(ctx, slug)
+	return p, agents, err
+}
+
+// notFound is the one answer for what the owner may not see or what does not exist.
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request, me session.Session) {
+	infoOf(r).outcome = "not_found"
+	v := &messageView{chrome: chrome{Title: "Not found", Me: me.Owner}, Heading: "Not found",
+		Notice: "There is no such page among the projects your agents belong to.", NoticeClass: "warn"}
+	if me.Owner != "" {
+		v.CSRF = h.keys.FormToken(me)
+	}
+	h.render(w, r, http.StatusNotFound, "room-message.html", v)
+}
+
+type messageView struct {
+	chrome
+	Heading, Notice, NoticeClass string
+}
+
+type homeView struct {
+	chrome
+	Projects []team.Project
+}
+
+// home is GET /: the signed-in owner's projects, or the way to sign in.
+func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
+	s, ok := h.session(r)
+	if !ok {
+		h.signInForm(w, r)
+		return
+	}
+	infoOf(r).owner = s.Owner
+	slugs, err := h.room.OwnerProjects(r.Context(), s.Owner)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	v := &homeView{chrome: chrome{Title: "Your projects", Me: s.Owner, CSRF: h.keys.FormToken(s)}}
+	for _, slug := range slugs {
+		p, err := h.room.Project(r.Context(), slug)
+		if errors.Is(err, team.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			h.failed(w, r, err)
+			return
+		}
+		v.Projects = append(v.Projects, p)
+	}
+	h.render(w, r, http.StatusOK, "home.html", v)
+}
