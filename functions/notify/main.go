@@ -6,18 +6,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-
 	"github.com/useprickle/prickle/shared/bus"
 	"github.com/useprickle/prickle/shared/config"
 	"github.com/useprickle/prickle/shared/notify"
-	"github.com/useprickle/prickle/shared/notify/ses"
-	"github.com/useprickle/prickle/shared/notify/slackapi"
 	"github.com/useprickle/prickle/shared/store"
 )
 
@@ -47,27 +42,8 @@ func build(ctx context.Context, log *slog.Logger) (*notify.Notifier, error) {
 	if n.BaseURL == "" {
 		log.Warn("PUBLIC_BASE_URL is empty: approval links will be relative")
 	}
-	if from := config.FromEmail(config.OS); from != "" {
-		cfg, err := awsconfig.LoadDefaultConfig(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("load AWS config for SES: %w", err)
-		}
-		if n.Mail, err = ses.New(cfg, from); err != nil {
-			return nil, err
-		}
-	} else {
-		log.Info("FROM_EMAIL is empty: email is off")
-	}
-	token, err := config.SlackBotToken(ctx, config.OS, params)
-	if err != nil {
+	if n.Mail, n.Slack, err = config.Channels(ctx, config.OS, params, log); err != nil {
 		return nil, err
-	}
-	if token != "" {
-		if n.Slack, err = slackapi.New(token); err != nil {
-			return nil, err
-		}
-	} else {
-		log.Info("no Slack bot token: Slack is off")
 	}
 	return n, nil
 }

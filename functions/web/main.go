@@ -1,5 +1,6 @@
-// Command web is the Lambda function behind the owners' approval pages
-// (GET shows, POST decides); its decisions go out on the EventBridge bus.
+// Command web is the Lambda function behind the people's pages: approval
+// links (GET shows, POST decides), sign-in, Team Pulse, the board, task pages
+// and the tool reference; decisions go out on the EventBridge bus.
 package main
 
 import (
@@ -31,7 +32,12 @@ func build(ctx context.Context, log *slog.Logger) (*web.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	signer, err := config.Signer(ctx, config.OS, &config.LazySSM{})
+	params := &config.LazySSM{}
+	signer, err := config.Signer(ctx, config.OS, params)
+	if err != nil {
+		return nil, err
+	}
+	mail, slack, err := config.Channels(ctx, config.OS, params, log)
 	if err != nil {
 		return nil, err
 	}
@@ -41,5 +47,5 @@ func build(ctx context.Context, log *slog.Logger) (*web.Handler, error) {
 	}
 	svc := team.New(store.New(client, store.TablesFromEnv()))
 	svc.Events = events
-	return web.New(web.Config{Service: svc, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), Log: log}), nil
+	return web.New(web.Config{Service: svc, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), Mail: mail, Slack: slack, Log: log}), nil
 }
