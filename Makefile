@@ -8,14 +8,16 @@ TOOLS := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 E2E_NODE := infra/e2e/node_modules/.package-lock.json
 
-.PHONY: local test lint unit integration e2e deps venv node tools clean
+.PHONY: local test lint unit integration e2e deps venv node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure
 
 ## local: start the emulator, create tables from template.yaml, seed website-v2, serve /mcp on 127.0.0.1:$${PORT:-3000}
 local: venv
 	go run ./infra/local
 
-## test: lint, unit, store integration against the emulator, e2e through the official MCP clients and the conformance suite
-test: deps lint unit integration e2e
+## test: lint, unit (incl. the least-privilege test of template.yaml), store integration against the emulator,
+## e2e through the official MCP clients and the conformance suite, the template checks (cfn-lint,
+## sam validate --lint, sam build), and the built binaries under the Lambda Runtime Interface Emulator
+test: deps lint unit integration e2e template e2e-rie
 
 deps: venv node tools
 	go mod download
@@ -78,3 +80,34 @@ build-NotifyFunction: ; $(call lambda-build,notify)
 build-WakeFunction: ; $(call lambda-build,wake)
 build-RouteFunction: ; $(call lambda-build,route)
 build-StepExpiryFunction: ; $(call lambda-build,step-expiry)
+
+# ---- template checks and the Lambda Runtime Interface Emulator ----
+SAM := SAM_CLI_TELEMETRY=0 $(CURDIR)/$(VENV)/bin/sam
+RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+
+## template: cfn-lint, sam validate --lint and sam build (no Docker, no AWS account, no credentials)
+template: cfn-lint sam-validate sam-build
+
+cfn-lint: venv
+	$(VENV)/bin/cfn-lint template.yaml infra/routing/template.yaml
+
+sam-validate: venv
+	$(SAM) validate --lint
+
+sam-build: venv
+	$(SAM) build
+
+rie: $(TOOLS)/aws-lambda-rie
+$(TOOLS)/aws-lambda-rie:
+	GOBIN=$(TOOLS) go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
+
+## e2e-rie: every function's bootstrap under its own aws-lambda-rie; the TS and Python MCP client
+## scenarios through the header router; every events/ sample replayed
+e2e-rie: venv node rie
+	go vet -tags rie ./infra/rie/
+	go run ./infra/rie -e2e
+	go test -count=1 -tags rie ./infra/rie/
+
+## measure: binary sizes and RIE init durations, as the markdown table of infra/DEPLOY.md
+measure: venv rie
+	infra/measure/measure.sh

@@ -1,6 +1,6 @@
 // Command accept_task is the Lambda function of the accept_task tool, reached by `Mcp-Name: accept_task`.
 package main
 
-import "github.com/useprickle/prickle/shared/lambdahttp"
+import "github.com/useprickle/prickle/shared/mcplambda"
 
-func main() { lambdahttp.StartMCP("accept_task") }
+func main() { mcplambda.StartMCP("accept_task") }

@@ -1,6 +1,6 @@
 // Command cancel_task is the Lambda function of the cancel_task tool, reached by `Mcp-Name: cancel_task`.
 package main
 
-import "github.com/useprickle/prickle/shared/lambdahttp"
+import "github.com/useprickle/prickle/shared/mcplambda"
 
-func main() { lambdahttp.StartMCP("cancel_task") }
+func main() { mcplambda.StartMCP("cancel_task") }

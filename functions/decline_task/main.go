@@ -1,6 +1,6 @@
 // Command decline_task is the Lambda function of the decline_task tool, reached by `Mcp-Name: decline_task`.
 package main
 
-import "github.com/useprickle/prickle/shared/lambdahttp"
+import "github.com/useprickle/prickle/shared/mcplambda"
 
-func main() { lambdahttp.StartMCP("decline_task") }
+func main() { mcplambda.StartMCP("decline_task") }

@@ -1,6 +1,6 @@
 // Command get_task is the Lambda function of the get_task tool, reached by `Mcp-Name: get_task`.
 package main
 
-import "github.com/useprickle/prickle/shared/lambdahttp"
+import "github.com/useprickle/prickle/shared/mcplambda"
 
-func main() { lambdahttp.StartMCP("get_task") }
+func main() { mcplambda.StartMCP("get_task") }

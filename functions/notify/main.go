@@ -10,9 +10,12 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/useprickle/prickle/shared/awsenv"
 	"github.com/useprickle/prickle/shared/bus"
 	"github.com/useprickle/prickle/shared/config"
 	"github.com/useprickle/prickle/shared/notify"
+	"github.com/useprickle/prickle/shared/notify/ses"
+	"github.com/useprickle/prickle/shared/notify/slackapi"
 	"github.com/useprickle/prickle/shared/store"
 )
 
@@ -28,10 +31,7 @@ func main() {
 }
 
 func build(ctx context.Context, log *slog.Logger) (*notify.Notifier, error) {
-	client, err := store.NewClient(ctx, os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
-	if err != nil {
-		return nil, err
-	}
+	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
 	st := store.New(client, store.TablesFromEnv())
 	params := &config.LazySSM{}
 	signer, err := config.Signer(ctx, config.OS, params)
@@ -42,8 +42,39 @@ func build(ctx context.Context, log *slog.Logger) (*notify.Notifier, error) {
 	if n.BaseURL == "" {
 		log.Warn("PUBLIC_BASE_URL is empty: approval links will be relative")
 	}
-	if n.Mail, n.Slack, err = config.Channels(ctx, config.OS, params, log); err != nil {
+	if n.Mail, n.Slack, err = channels(ctx, config.OS, params, log); err != nil {
 		return nil, err
 	}
 	return n, nil
+}
+
+// channels builds the owners' channels a function is configured with:
+// email through SES when FROM_EMAIL is set, Slack when a bot token is
+// configured. A channel left unconfigured is nil, which turns it off.
+func channels(ctx context.Context, env config.Env, params config.Parameters, log *slog.Logger) (notify.Mailer, notify.Slack, error) {
+	var mail notify.Mailer
+	var slack notify.Slack
+	if from := config.FromEmail(env); from != "" {
+		m, err := ses.New(awsenv.Config(), from)
+		if err != nil {
+			return nil, nil, err
+		}
+		mail = m
+	} else {
+		log.Info("FROM_EMAIL is empty: email is off")
+	}
+	token, err := config.SlackBotToken(ctx, env, params)
+	if err != nil {
+		return nil, nil, err
+	}
+	if token != "" {
+		s, err := slackapi.New(token)
+		if err != nil {
+			return nil, nil, err
+		}
+		slack = s
+	} else {
+		log.Info("no Slack bot token: Slack is off")
+	}
+	return mail, slack, nil
 }

@@ -1,6 +1,6 @@
 // Command read_room is the Lambda function of the read_room tool, reached by `Mcp-Name: read_room`.
 package main
 
-import "github.com/useprickle/prickle/shared/lambdahttp"
+import "github.com/useprickle/prickle/shared/mcplambda"
 
-func main() { lambdahttp.StartMCP("read_room") }
+func main() { mcplambda.StartMCP("read_room") }

@@ -1,6 +1,6 @@
 // Command request_step is the Lambda function of the request_step tool, reached by `Mcp-Name: request_step`.
 package main
 
-import "github.com/useprickle/prickle/shared/lambdahttp"
+import "github.com/useprickle/prickle/shared/mcplambda"
 
-func main() { lambdahttp.StartMCP("request_step") }
+func main() { mcplambda.StartMCP("request_step") }

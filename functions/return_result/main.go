@@ -1,6 +1,6 @@
 // Command return_result is the Lambda function of the return_result tool, reached by `Mcp-Name: return_result`.
 package main
 
-import "github.com/useprickle/prickle/shared/lambdahttp"
+import "github.com/useprickle/prickle/shared/mcplambda"
 
-func main() { lambdahttp.StartMCP("return_result") }
+func main() { mcplambda.StartMCP("return_result") }

@@ -1,6 +1,6 @@
 // Command review_result is the Lambda function of the review_result tool, reached by `Mcp-Name: review_result`.
 package main
 
-import "github.com/useprickle/prickle/shared/lambdahttp"
+import "github.com/useprickle/prickle/shared/mcplambda"
 
-func main() { lambdahttp.StartMCP("review_result") }
+func main() { mcplambda.StartMCP("review_result") }

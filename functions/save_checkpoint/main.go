@@ -1,6 +1,6 @@
 // Command save_checkpoint is the Lambda function of the save_checkpoint tool, reached by `Mcp-Name: save_checkpoint`.
 package main
 
-import "github.com/useprickle/prickle/shared/lambdahttp"
+import "github.com/useprickle/prickle/shared/mcplambda"
 
-func main() { lambdahttp.StartMCP("save_checkpoint") }
+func main() { mcplambda.StartMCP("save_checkpoint") }

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"log/slog"
 	"os"
 
@@ -18,17 +17,8 @@ import (
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	slog.SetDefault(log)
-	ctx := context.Background()
-	client, err := store.NewClient(ctx, os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
-	if err != nil {
-		log.Error("start", "error", err.Error())
-		os.Exit(1)
-	}
-	events, err := bus.FromEnv(ctx)
-	if err != nil {
-		log.Error("start", "error", err.Error())
-		os.Exit(1)
-	}
+	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
+	events := bus.FromEnv()
 	svc := team.New(store.New(client, store.TablesFromEnv()))
 	svc.Events = events
 	lambda.Start(expiry.New(svc).Handle)

@@ -1,6 +1,6 @@
 // Command update_pulse is the Lambda function of the update_pulse tool, reached by `Mcp-Name: update_pulse`.
 package main
 
-import "github.com/useprickle/prickle/shared/lambdahttp"
+import "github.com/useprickle/prickle/shared/mcplambda"
 
-func main() { lambdahttp.StartMCP("update_pulse") }
+func main() { mcplambda.StartMCP("update_pulse") }

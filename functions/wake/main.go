@@ -4,7 +4,6 @@
 package main
 
 import (
-	"context"
 	"log/slog"
 	"os"
 
@@ -19,11 +18,7 @@ import (
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	slog.SetDefault(log)
-	client, err := store.NewClient(context.Background(), os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
-	if err != nil {
-		log.Error("start", "error", err.Error())
-		os.Exit(1)
-	}
+	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
 	st := store.New(client, store.TablesFromEnv())
 	waker := wake.NewWaker(st, admin.New(st))
 	waker.Log = log

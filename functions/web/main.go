@@ -28,24 +28,13 @@ func main() {
 }
 
 func build(ctx context.Context, log *slog.Logger) (*web.Handler, error) {
-	client, err := store.NewClient(ctx, os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
+	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
+	signer, err := config.Signer(ctx, config.OS, &config.LazySSM{})
 	if err != nil {
 		return nil, err
 	}
-	params := &config.LazySSM{}
-	signer, err := config.Signer(ctx, config.OS, params)
-	if err != nil {
-		return nil, err
-	}
-	mail, slack, err := config.Channels(ctx, config.OS, params, log)
-	if err != nil {
-		return nil, err
-	}
-	events, err := bus.FromEnv(ctx)
-	if err != nil {
-		return nil, err
-	}
+	events := bus.FromEnv()
 	svc := team.New(store.New(client, store.TablesFromEnv()))
 	svc.Events = events
-	return web.New(web.Config{Service: svc, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), Mail: mail, Slack: slack, Log: log}), nil
+	return web.New(web.Config{Service: svc, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), Log: log}), nil
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/team"
@@ -195,7 +196,7 @@ func openStore(ctx context.Context, local bool) (*store.Store, error) {
 		endpoint = s.Endpoint
 		tables = store.Tables{Tasks: s.Tables["TasksTable"], Steps: s.Tables["StepsTable"], Pulse: s.Tables["PulseTable"], Directory: s.Tables["DirectoryTable"]}
 	}
-	client, err := store.NewClient(ctx, endpoint)
+	client, err := stack.Client(ctx, endpoint)
 	if err != nil {
 		return nil, err
 	}

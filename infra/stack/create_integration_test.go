@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/useprickle/prickle/infra/stack"
-	"github.com/useprickle/prickle/shared/store"
 )
 
 const endpointEnv = "PRICKLE_DYNAMODB_ENDPOINT"
@@ -29,7 +28,7 @@ func emulator(t *testing.T) *dynamodb.Client {
 		}
 		t.Skipf("SKIPPED: %s is not set. Start the emulator (.venv/bin/python infra/moto/launcher.py --port 4599) and set %s=http://127.0.0.1:4599 to run this test", endpointEnv, endpointEnv)
 	}
-	client, err := store.NewClient(context.Background(), endpoint)
+	client, err := stack.Client(context.Background(), endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +102,11 @@ func TestCreateTablesAsDeclaredAndIdempotent(t *testing.T) {
 			}
 			continue
 		}
-		if ttlOn || streamOn {
-			t.Errorf("%s: TTL %v, stream %v; the template declares neither", s.Name(), ttlOn, streamOn)
+		if wantTTL := s.TTLAttribute != ""; ttlOn != wantTTL || (wantTTL && aws.ToString(ttl.TimeToLiveDescription.AttributeName) != s.TTLAttribute) {
+			t.Errorf("%s: TTL %+v, want on %q", s.Name(), ttl.TimeToLiveDescription, s.TTLAttribute)
+		}
+		if streamOn {
+			t.Errorf("%s: stream on; the template declares none", s.Name())
 		}
 	}
 }

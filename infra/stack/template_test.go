@@ -95,7 +95,7 @@ func TestTablesAsDeclared(t *testing.T) {
 		{"PulseTable", "project HASH, agent_id RANGE", 2, nil, "", ""},
 		{"DirectoryTable", "pk HASH, sk RANGE", 4, map[string]string{
 			"by_agent": "agent_id HASH, created_at RANGE",
-		}, "", ""},
+		}, "", "ttl"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

@@ -64,10 +64,7 @@ func (f *faultyAPI) PutEvents(ctx context.Context, in *eventbridge.PutEventsInpu
 // clients builds EventBridge and SQS clients on the emulator.
 func clients(t *testing.T, endpoint string) (*eventbridge.Client, *sqs.Client) {
 	t.Helper()
-	eb, err := bus.NewClient(context.Background(), endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
+	eb := bus.NewClient(endpoint)
 	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"),
 		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/catalog"
 	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/mcpserver"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/teamtest"
@@ -306,7 +307,7 @@ func text(t *testing.T, res *mcp.CallToolResult) string {
 
 func TestToolsEndToEnd(t *testing.T) {
 	w := newWorld()
-	srv, err := catalog.NewServer(w.svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := mcpserver.New(w.svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +416,7 @@ func TestToolsEndToEnd(t *testing.T) {
 }
 
 func TestUnauthenticatedCallIsAProtocolError(t *testing.T) {
-	srv, err := catalog.NewServer(newWorld().svc, slog.New(slog.NewTextHandler(io.Discard, nil)), "get_task")
+	srv, err := mcpserver.New(newWorld().svc, slog.New(slog.NewTextHandler(io.Discard, nil)), "get_task")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,10 +441,10 @@ func TestUnauthenticatedCallIsAProtocolError(t *testing.T) {
 }
 
 func TestNewServerServesOnlyTheNamedTools(t *testing.T) {
-	if _, err := catalog.NewServer(newWorld().svc, slog.Default(), "get_task", "nope"); err == nil {
+	if _, err := mcpserver.New(newWorld().svc, slog.Default(), "get_task", "nope"); err == nil {
 		t.Error("NewServer accepted a tool the catalog does not have")
 	}
-	srv, err := catalog.NewServer(newWorld().svc, slog.Default(), "get_task")
+	srv, err := mcpserver.New(newWorld().svc, slog.Default(), "get_task")
 	if err != nil {
 		t.Fatal(err)
 	}

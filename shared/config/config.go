@@ -5,15 +5,22 @@
 package config
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
+	"github.com/useprickle/prickle/shared/awsenv"
 	"github.com/useprickle/prickle/shared/link"
 )
 
@@ -22,24 +29,61 @@ type Parameters interface {
 	Parameter(ctx context.Context, name string) (string, error)
 }
 
-// SSM reads SecureString parameters with decryption.
+// SSM reads SecureString parameters with decryption. It makes the one
+// call Prickle needs (GetParameter, JSON 1.1, signed with SigV4) itself
+// rather than linking the whole SSM SDK, which would add megabytes to the
+// web and notify binaries for a single request at start.
 type SSM struct {
-	Client *ssm.Client
+	Config   aws.Config
+	Endpoint string // https://ssm.<region>.amazonaws.com unless set (tests)
+	HTTP     *http.Client
 }
 
 // NewSSM builds the SSM adapter from an AWS config.
-func NewSSM(cfg aws.Config) *SSM { return &SSM{Client: ssm.NewFromConfig(cfg)} }
+func NewSSM(cfg aws.Config) *SSM {
+	return &SSM{Config: cfg, Endpoint: "https://ssm." + cfg.Region + ".amazonaws.com", HTTP: &http.Client{Timeout: 10 * time.Second}}
+}
 
-// Parameter returns the decrypted value of one parameter.
+// Parameter returns the decrypted value of an SSM parameter.
 func (s *SSM) Parameter(ctx context.Context, name string) (string, error) {
-	out, err := s.Client.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+	body, err := json.Marshal(map[string]any{"Name": name, "WithDecryption": true})
 	if err != nil {
 		return "", fmt.Errorf("read SSM parameter %s: %w", name, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.Endpoint+"/", bytes.NewReader(body))
+	if err != nil {
+		return "", fmt.Errorf("read SSM parameter %s: %w", name, err)
+	}
+	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
+	req.Header.Set("X-Amz-Target", "AmazonSSM.GetParameter")
+	creds, err := s.Config.Credentials.Retrieve(ctx)
+	if err != nil {
+		return "", fmt.Errorf("read SSM parameter %s: credentials: %w", name, err)
+	}
+	sum := sha256.Sum256(body)
+	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "ssm", s.Config.Region, time.Now()); err != nil {
+		return "", fmt.Errorf("read SSM parameter %s: sign: %w", name, err)
+	}
+	resp, err := s.HTTP.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("read SSM parameter %s: %w", name, err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Parameter *struct{ Value string }
+		Type      string `json:"__type"`
+		Message   string `json:"message"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); err != nil {
+		return "", fmt.Errorf("read SSM parameter %s: HTTP %d: %w", name, resp.StatusCode, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("read SSM parameter %s: HTTP %d: %s %s", name, resp.StatusCode, out.Type, out.Message)
 	}
 	if out.Parameter == nil {
 		return "", fmt.Errorf("read SSM parameter %s: empty answer", name)
 	}
-	return aws.ToString(out.Parameter.Value), nil
+	return out.Parameter.Value, nil
 }
 
 // LazySSM builds the SSM client on first use, so a function configured
@@ -48,14 +92,10 @@ type LazySSM struct {
 	ssm *SSM
 }
 
-// Parameter loads the AWS config once, then reads the parameter.
+// Parameter builds the SSM reader from the function's environment once, then reads the parameter.
 func (l *LazySSM) Parameter(ctx context.Context, name string) (string, error) {
 	if l.ssm == nil {
-		cfg, err := awsconfig.LoadDefaultConfig(ctx)
-		if err != nil {
-			return "", fmt.Errorf("load AWS config for SSM: %w", err)
-		}
-		l.ssm = NewSSM(cfg)
+		l.ssm = NewSSM(awsenv.Config())
 	}
 	return l.ssm.Parameter(ctx, name)
 }

@@ -2,9 +2,15 @@ package config
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
 type params map[string]string
@@ -70,5 +76,41 @@ func TestSlackBotTokenAndPlainSettings(t *testing.T) {
 	}
 	if got := FromEmail(env); got != "prickle@example.com" {
 		t.Errorf("FromEmail = %q", got)
+	}
+}
+
+func TestSSMGetParameterIsSignedAndDecoded(t *testing.T) {
+	var got *http.Request
+	var body map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		if body["Name"] == "/missing" {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"__type":"ParameterNotFound","message":"no such parameter"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"Parameter":{"Name":"/prickle/signing-key","Type":"SecureString","Value":"s3cret"}}`))
+	}))
+	defer srv.Close()
+	cfg := aws.Config{Region: "eu-west-1", Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", "")}
+	s := NewSSM(cfg)
+	s.Endpoint = srv.URL
+
+	v, err := s.Parameter(context.Background(), "/prickle/signing-key")
+	if err != nil || v != "s3cret" {
+		t.Fatalf("Parameter = %q, %v; want s3cret", v, err)
+	}
+	if got.Header.Get("X-Amz-Target") != "AmazonSSM.GetParameter" || got.Header.Get("Content-Type") != "application/x-amz-json-1.1" {
+		t.Errorf("headers = %v; want the GetParameter JSON 1.1 call", got.Header)
+	}
+	if auth := got.Header.Get("Authorization"); !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/") || !strings.Contains(auth, "/eu-west-1/ssm/aws4_request") {
+		t.Errorf("Authorization = %q; want a SigV4 signature for ssm in eu-west-1", auth)
+	}
+	if body["WithDecryption"] != true {
+		t.Errorf("body = %v; want WithDecryption true", body)
+	}
+	if _, err := s.Parameter(context.Background(), "/missing"); err == nil || !strings.Contains(err.Error(), "ParameterNotFound") {
+		t.Errorf("missing parameter: err = %v; want ParameterNotFound", err)
 	}
 }

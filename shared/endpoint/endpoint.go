@@ -20,6 +20,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/catalog"
 	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/mcpserver"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -64,7 +65,7 @@ func New(cfg Config) (*Handler, error) {
 }
 
 func mcpHandler(cfg Config, tools ...string) (http.Handler, error) {
-	s, err := catalog.NewServer(cfg.Service, cfg.Log, tools...)
+	s, err := mcpserver.New(cfg.Service, cfg.Log, tools...)
 	if err != nil {
 		return nil, fmt.Errorf("build MCP server: %w", err)
 	}

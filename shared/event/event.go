@@ -30,10 +30,13 @@ const (
 	StepRequested     Type = "Step Requested"
 	StepDecided       Type = "Step Decided"
 	StepExpired       Type = "Step Expired"
+	// SignInRequested asks notify to send an owner a sign-in link, so only
+	// notify holds the rights to send email.
+	SignInRequested Type = "Sign-in Requested"
 )
 
 // Types lists every event type, for rules and tests.
-var Types = []Type{TaskRouted, ResultReturned, TaskCompleted, ApprovalRequested, ResultDecided, StepRequested, StepDecided, StepExpired}
+var Types = []Type{TaskRouted, ResultReturned, TaskCompleted, ApprovalRequested, ResultDecided, StepRequested, StepDecided, StepExpired, SignInRequested}
 
 // Event is one thing that happened, with the state it left behind. Its ID
 // is deterministic (type + subject + version), so a retried publish carries
@@ -49,6 +52,9 @@ type Event struct {
 	Step    *step.Step `json:"step,omitempty"`
 	// TaskVersion is the task's version after the change, part of the ID.
 	TaskVersion int `json:"task_version,omitempty"`
+	// Owner is who a Sign-in Requested event is for; it carries no link,
+	// which notify mints itself, so no credential travels on the bus.
+	Owner string `json:"owner,omitempty"`
 }
 
 // Publisher sends events to whoever the rules say; it retries until every
@@ -73,6 +79,11 @@ func ForTask(typ Type, t task.Task, actor string, at time.Time) Event {
 		ID: string(typ) + ":" + t.ID + ":" + strconv.Itoa(t.Version), Type: typ, At: at,
 		Project: t.Project, TaskID: t.ID, Actor: actor, Task: &tc, TaskVersion: t.Version,
 	}
+}
+
+// ForSignIn builds the request for an owner's sign-in link; every request is its own event.
+func ForSignIn(owner, nonce string, at time.Time) Event {
+	return Event{ID: string(SignInRequested) + ":" + owner + ":" + nonce, Type: SignInRequested, At: at, Actor: "owner:" + owner, Owner: owner}
 }
 
 // ForStep builds the event of a step change; the ID names the step and its status.

@@ -53,6 +53,8 @@ func (n *Notifier) Handle(ctx context.Context, e event.Event) error {
 		return n.approvalRequested(ctx, e)
 	case event.ResultDecided:
 		return n.resultDecided(ctx, e)
+	case event.SignInRequested:
+		return n.signInRequested(ctx, e)
 	}
 	n.log().InfoContext(ctx, "notify: event ignored", "event", e.ID, "type", string(e.Type))
 	return nil

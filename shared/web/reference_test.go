@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/useprickle/prickle/shared/catalog"
+	"github.com/useprickle/prickle/shared/mcpserver"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/teamtest"
 	"github.com/useprickle/prickle/shared/web"
@@ -22,7 +23,7 @@ import (
 // listedTools is what the MCP server answers to tools/list.
 func listedTools(t *testing.T) []map[string]any {
 	t.Helper()
-	srv, err := catalog.NewServer(team.New(teamtest.New()), slog.New(slog.DiscardHandler))
+	srv, err := mcpserver.New(team.New(teamtest.New()), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

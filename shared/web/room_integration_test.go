@@ -31,7 +31,7 @@ func realRoom(t *testing.T) roomBackend {
 		t.Skipf("SKIPPED: %s is not set. Run with infra/moto/with-emulator.sh go test -tags integration ./shared/web/", endpointEnv)
 	}
 	ctx := context.Background()
-	client, err := store.NewClient(ctx, endpoint)
+	client, err := stack.Client(ctx, endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/notify"
 	"github.com/useprickle/prickle/shared/outbox"
 	"github.com/useprickle/prickle/shared/pulse"
 	"github.com/useprickle/prickle/shared/session"
@@ -134,7 +136,11 @@ func newRoomEnv(t *testing.T, st roomBackend) *roomEnv {
 	e := &roomEnv{t: t, store: st, svc: svc, clock: c, box: box}
 	var h http.Handler
 	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
-	h = web.New(web.Config{Service: svc, Signer: signer, BaseURL: e.srv.URL, Outbox: box, Mail: box, Slack: box, Now: c.now, Log: slog.New(slog.DiscardHandler)})
+	// Sign-in links travel as notify does it in the cloud: web publishes
+	// Sign-in Requested, the notifier mints the link and sends it.
+	notifier := &notify.Notifier{Owners: st, Ledger: &memLedger{sent: map[string]bool{}}, Mail: box, Slack: box, Signer: signer, BaseURL: e.srv.URL, Now: c.now, Log: slog.New(slog.DiscardHandler)}
+	svc.Events = publishTo(notifier.Handle)
+	h = web.New(web.Config{Service: svc, Signer: signer, BaseURL: e.srv.URL, Outbox: box, Now: c.now, Log: slog.New(slog.DiscardHandler)})
 	t.Cleanup(e.srv.Close)
 	return e
 }
@@ -567,4 +573,45 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 			t.Errorf("after sign-out = %d", r.status)
 		}
 	})
+}
+
+// publishTo delivers events straight to one handler, as the local bus does.
+type publishTo event.Handler
+
+func (p publishTo) Publish(ctx context.Context, events ...event.Event) error {
+	for _, e := range events {
+		if err := p(ctx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// memLedger is notify's send ledger in memory: each (event, channel) sends once.
+type memLedger struct {
+	mu   sync.Mutex
+	sent map[string]bool
+}
+
+func (l *memLedger) ClaimSend(_ context.Context, eventID, channel string, _ time.Time) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sent[eventID+channel] {
+		return false, nil
+	}
+	l.sent[eventID+channel] = true
+	return true, nil
+}
+
+func (l *memLedger) ReleaseSend(_ context.Context, eventID, channel string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.sent, eventID+channel)
+	return nil
+}
+
+func (l *memLedger) PutSlackRef(context.Context, string, string, string, string) error { return nil }
+
+func (l *memLedger) SlackRef(context.Context, string, string) (string, string, error) {
+	return "", "", team.ErrNotFound
 }

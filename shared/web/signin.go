@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/admin"
-	"github.com/useprickle/prickle/shared/notify"
+	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/pulse"
 	"github.com/useprickle/prickle/shared/session"
 	"github.com/useprickle/prickle/shared/step"
@@ -129,38 +129,14 @@ func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "signin.html", v)
 }
 
-// sendSignInLink sends the link on every channel the owner has.
+// sendSignInLink asks notify, over the event bus, to send the owner a
+// sign-in link: only notify may send email, and it mints the link itself
+// so no credential travels on the bus. An unknown owner gets nothing.
 func (h *Handler) sendSignInLink(ctx context.Context, name string) error {
-	if h.keys == nil || h.room == nil {
-		return errors.New("sign-in is not configured (no signing key or room store)")
+	if h.cfg.Service == nil || h.cfg.Service.Events == nil {
+		return errors.New("sign-in is not configured: no event bus to reach notify")
 	}
-	o, err := h.room.Owner(ctx, name)
-	if errors.Is(err, team.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	now := h.now()
-	url := strings.TrimSuffix(h.cfg.BaseURL, "/") + "/signin/" + h.keys.SignInToken(o.Name, now)
-	until := now.Add(session.LinkLifetime).Format(time.RFC3339)
-	subject := "Sign in to Prickle as " + o.Name
-	text := fmt.Sprintf("Open this link to sign in to Prickle as %s. It works once, until %s (15 minutes):\n\n%s\n\nIf you did not ask for it, ignore this message: nothing happens unless the link is opened and its button pressed.", o.Name, until, url)
-	var errs []error
-	sent := false
-	if h.cfg.Mail != nil && o.Email != "" {
-		errs = append(errs, h.cfg.Mail.SendEmail(ctx, notify.Email{To: o.Email, Subject: subject, Text: text, Links: []string{url}}))
-		sent = true
-	}
-	if h.cfg.Slack != nil && o.SlackChannel != "" {
-		_, err := h.cfg.Slack.Post(ctx, notify.SlackMessage{Channel: o.SlackChannel, Subject: subject, Text: text, Links: []string{url}})
-		errs = append(errs, err)
-		sent = true
-	}
-	if !sent {
-		return fmt.Errorf("owner %s has no channel this server can send on", o.Name)
-	}
-	return errors.Join(errs...)
+	return h.cfg.Service.Events.Publish(ctx, event.ForSignIn(name, team.RandomID(""), h.now()))
 }
 
 // signInToken checks the sign-in link in the path; on failure it has written the page.

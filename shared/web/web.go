@@ -4,7 +4,7 @@
 //
 //	GET  /a/{token}        show the exact call (or the result) and Approve / Refuse; changes nothing
 //	POST /a/{token}        decide (form: decision=approve|refuse, message, csrf), then 303 to the GET
-//	GET  /signin           ask for a sign-in link (form: owner); POST sends it by email / Slack
+//	GET  /signin           ask for a sign-in link (form: owner); POST asks notify to send it by email / Slack
 //	GET  /signin/{token}   "Sign in as …" button; changes nothing
 //	POST /signin/{token}   use the link once, set the session cookie, 303 to /
 //	POST /signout          end the session
@@ -34,7 +34,6 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/link"
-	"github.com/useprickle/prickle/shared/notify"
 	"github.com/useprickle/prickle/shared/outbox"
 	"github.com/useprickle/prickle/shared/session"
 	"github.com/useprickle/prickle/shared/step"
@@ -71,10 +70,6 @@ type Config struct {
 	// Service.Store) when it implements RoomStore, and leaves the signed-in
 	// pages unmounted when it does not.
 	Room RoomStore
-	// Mail and Slack send owners their sign-in links (SES and Slack in the
-	// cloud, the dev outbox locally); nil turns that channel off.
-	Mail  notify.Mailer
-	Slack notify.Slack
 	// Now is the clock links and steps are checked against; tests inject one.
 	Now func() time.Time
 	Log *slog.Logger

@@ -39,7 +39,7 @@ func realStore(t *testing.T) team.Store {
 		t.Skipf("SKIPPED: %s is not set. Run with infra/moto/with-emulator.sh go test -tags integration ./shared/web/", endpointEnv)
 	}
 	ctx := context.Background()
-	client, err := store.NewClient(ctx, endpoint)
+	client, err := stack.Client(ctx, endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}

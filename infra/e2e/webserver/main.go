@@ -110,7 +110,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 }
 
 func tables(ctx context.Context, endpoint, template string) (*store.Store, error) {
-	client, err := store.NewClient(ctx, endpoint)
+	client, err := stack.Client(ctx, endpoint)
 	if err != nil {
 		return nil, err
 	}

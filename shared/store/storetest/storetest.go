@@ -50,7 +50,7 @@ type Fixture struct {
 func New(t testing.TB) Fixture {
 	t.Helper()
 	ctx := context.Background()
-	client, err := store.NewClient(ctx, Endpoint(t))
+	client, err := stack.Client(ctx, Endpoint(t))
 	if err != nil {
 		t.Fatal(err)
 	}

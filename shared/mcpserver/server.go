@@ -1,4 +1,9 @@
-package catalog
+// Package mcpserver builds the MCP server (mcp-go) that serves the
+// catalog's tools over the team service: it shapes every answer as
+// structuredContent plus the same JSON as text, and a domain refusal as an
+// isError result. Kept apart from the catalog so pages that only describe
+// the tools do not link the server.
+package mcpserver
 
 import (
 	"context"
@@ -10,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/useprickle/prickle/shared/catalog"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
@@ -23,33 +29,20 @@ const instructions = "Prickle is where your team's agents and their owners work 
 	"checkpoint as you go, ask your owner before destructive, spending or outbound steps (request_step, woken runs only), " +
 	"and return results with evidence (return_result). Your identity comes from your token, never from an argument."
 
-// MCPTool is the tool as tools/list shows it: seed schemas byte for byte,
-// annotations from the catalog.
-func (t *Tool) MCPTool() mcp.Tool {
-	m := mcp.NewToolWithRawSchema(t.Name, t.Description, t.Input)
-	m.RawOutputSchema = t.Output
-	readOnly, destructive, idempotent, openWorld := !t.Writes, t.Destructive, t.Idempotent, false
-	m.Annotations = mcp.ToolAnnotation{
-		Title: t.Title, ReadOnlyHint: &readOnly, DestructiveHint: &destructive,
-		IdempotentHint: &idempotent, OpenWorldHint: &openWorld,
-	}
-	return m
-}
-
-// NewServer builds an MCP server that serves the named tools (all of them
+// New builds an MCP server that serves the named tools (all of them
 // when names is empty) over the team service.
-func NewServer(svc *team.Service, log *slog.Logger, names ...string) (*server.MCPServer, error) {
+func New(svc *team.Service, log *slog.Logger, names ...string) (*server.MCPServer, error) {
 	s := server.NewMCPServer("prickle", Version,
 		server.WithToolCapabilities(false),
 		server.WithInstructions(instructions),
 		server.WithTitle("Prickle"),
 		server.WithRecovery(),
 	)
-	selected := tools
+	selected := catalog.All()
 	if len(names) > 0 {
 		selected = nil
 		for _, n := range names {
-			t, ok := Lookup(n)
+			t, ok := catalog.Lookup(n)
 			if !ok {
 				return nil, fmt.Errorf("catalog has no tool %q", n)
 			}
@@ -57,7 +50,7 @@ func NewServer(svc *team.Service, log *slog.Logger, names ...string) (*server.MC
 		}
 	}
 	for _, t := range selected {
-		s.AddTool(t.MCPTool(), t.handler(svc, log))
+		s.AddTool(t.MCPTool(), handler(t, svc, log))
 	}
 	return s, nil
 }
@@ -65,7 +58,7 @@ func NewServer(svc *team.Service, log *slog.Logger, names ...string) (*server.MC
 // handler runs a tool for the caller found in the request context and
 // shapes the answer: structuredContent plus the same JSON as text, or an
 // isError result for a domain refusal.
-func (t *Tool) handler(svc *team.Service, log *slog.Logger) server.ToolHandlerFunc {
+func handler(t *catalog.Tool, svc *team.Service, log *slog.Logger) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c, ok := identity.CallerFrom(ctx)
 		if !ok {
@@ -82,7 +75,7 @@ func (t *Tool) handler(svc *team.Service, log *slog.Logger) server.ToolHandlerFu
 		}
 		out, err := t.Run(ctx, svc, c, args)
 		var refusal *task.Refusal
-		var invalid *InvalidArgumentsError
+		var invalid *catalog.InvalidArgumentsError
 		switch {
 		case errors.As(err, &refusal):
 			return mcp.NewToolResultError(refusal.Msg), nil

@@ -1,7 +1,9 @@
-package lambdahttp
+// Package mcplambda runs Prickle's MCP endpoint as a Lambda function: a
+// tool's own function, or the mcp front, which hands tool calls to the tool
+// functions by Lambda Invoke.
+package mcplambda
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -9,11 +11,13 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
+	"github.com/useprickle/prickle/shared/awsenv"
+	"github.com/useprickle/prickle/shared/bus"
 	"github.com/useprickle/prickle/shared/catalog"
 	"github.com/useprickle/prickle/shared/endpoint"
+	"github.com/useprickle/prickle/shared/lambdahttp"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/team"
 )
@@ -23,26 +27,28 @@ import (
 func StartMCP(tools ...string) {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	slog.SetDefault(log)
-	h, err := NewMCP(context.Background(), log, tools...)
+	h, err := NewMCP(log, tools...)
 	if err != nil {
 		log.Error("start", "error", err.Error())
 		os.Exit(1)
 	}
-	Start(h)
+	lambdahttp.Start(h)
 }
 
 // NewMCP builds the MCP endpoint from the environment: table names, for
 // local runs PRICKLE_DYNAMODB_ENDPOINT, and on the front the tool functions
 // (TOOL_FUNCTION_<TOOL>) that tool calls are handed to.
-func NewMCP(ctx context.Context, log *slog.Logger, tools ...string) (*endpoint.Handler, error) {
-	client, err := store.NewClient(ctx, os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
-	if err != nil {
-		return nil, fmt.Errorf("dynamodb client: %w", err)
-	}
+func NewMCP(log *slog.Logger, tools ...string) (*endpoint.Handler, error) {
+	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
 	st := store.New(client, store.TablesFromEnv())
-	cfg := endpoint.Config{Service: team.New(st), Tokens: st, Log: log, Tools: tools}
+	svc := team.New(st)
+	// What a tool call changed (Task Routed, Result Returned, ...) goes out
+	// on the bus; the front, which hands tool calls on, never publishes.
+	svc.Events = bus.FromEnv()
+	cfg := endpoint.Config{Service: svc, Tokens: st, Log: log, Tools: tools}
 	if len(tools) == 0 {
-		if cfg.Route, err = toolRoutes(ctx); err != nil {
+		var err error
+		if cfg.Route, err = toolRoutes(); err != nil {
 			return nil, err
 		}
 	}
@@ -51,7 +57,7 @@ func NewMCP(ctx context.Context, log *slog.Logger, tools ...string) (*endpoint.H
 
 // toolRoutes hands each tool call to the tool's function by Lambda Invoke,
 // when the environment names the functions (as template.yaml does).
-func toolRoutes(ctx context.Context) (func(string) http.Handler, error) {
+func toolRoutes() (func(string) http.Handler, error) {
 	names := map[string]string{}
 	for _, t := range catalog.All() {
 		if fn := os.Getenv("TOOL_FUNCTION_" + strings.ToUpper(t.Name)); fn != "" {
@@ -64,11 +70,7 @@ func toolRoutes(ctx context.Context) (func(string) http.Handler, error) {
 	if len(names) != len(catalog.All()) {
 		return nil, fmt.Errorf("TOOL_FUNCTION_* names %d of %d tools", len(names), len(catalog.All()))
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS config: %w", err)
-	}
-	client := lambda.NewFromConfig(cfg, func(o *lambda.Options) {
+	client := lambda.NewFromConfig(awsenv.Config(), func(o *lambda.Options) {
 		if ep := os.Getenv("LAMBDA_ENDPOINT"); ep != "" {
 			o.BaseEndpoint = aws.String(ep)
 		}

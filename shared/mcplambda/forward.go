@@ -1,4 +1,4 @@
-package lambdahttp
+package mcplambda
 
 import (
 	"context"

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// RunE2E runs the MCP client scenarios of infra/e2e against the RIE stack,
+// then proves the two routes: a 2026-07-28 tool call (Mcp-Name) reaches the
+// tool's function without mcp; a 2025-11-25 one goes mcp → Lambda Invoke → tool.
+func (s *Stack) RunE2E(ctx context.Context, root, suites string) error {
+	admin := filepath.Join(s.opts.StateDir, "bin", "prickle-admin")
+	build := exec.CommandContext(ctx, "go", "build", "-o", admin, "./infra/admin")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build infra/admin: %v\n%s", err, out)
+	}
+	env := append(os.Environ(),
+		"PRICKLE_LOCAL_JSON="+s.StatePath, "PRICKLE_STATE_DIR="+s.opts.StateDir, "PRICKLE_ADMIN="+admin)
+	var failed []string
+	for _, suite := range strings.Fields(suites) {
+		fmt.Printf("\n=============== rie %s ===============\n", suite)
+		var err error
+		switch suite {
+		case "ts", "raw":
+			files, _ := filepath.Glob(filepath.Join(root, "infra", "e2e", suite, "*.test.mjs"))
+			sort.Strings(files)
+			args := append([]string{"--test", "--test-concurrency=1", "--test-timeout=300000", "--test-reporter=spec"}, files...)
+			err = run(ctx, root, env, "node", args...)
+		case "py":
+			err = run(ctx, root, env, filepath.Join(root, ".venv", "bin", "python"), "-m", "pytest", filepath.Join(root, "infra", "e2e", "py"), "-q", "-p", "no:cacheprovider")
+		case "routing":
+			err = s.checkRouting(ctx)
+		default:
+			err = fmt.Errorf("unknown suite %q", suite)
+		}
+		fmt.Printf("=============== rie %s: %v\n", suite, status(err))
+		if err != nil {
+			failed = append(failed, suite+": "+err.Error())
+		}
+	}
+	s.deliver.Wait()
+	if len(failed) > 0 {
+		return errors.New(strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+func status(err error) string {
+	if err != nil {
+		return "FAILED"
+	}
+	return "ok"
+}
+
+func run(ctx context.Context, dir string, env []string, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, os.Stdout, os.Stderr
+	return cmd.Run()
+}
+
+// checkRouting counts invocations around one call of each era.
+func (s *Stack) checkRouting(ctx context.Context) error {
+	token := s.Local.Tokens["alice/writer"]
+	call := func(headers map[string]string, body string) (int, string, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.MCPURL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), nil
+	}
+	args := `{"task_id":"example-task-id"}`
+
+	before := s.Counts()
+	modern := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_task","arguments":` + args +
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"rie","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	code, body, err := call(map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "get_task"}, modern)
+	if err != nil || code != 200 || !strings.Contains(body, "example-task-id") {
+		return fmt.Errorf("2026-07-28 get_task: %d %v %.300s", code, err, body)
+	}
+	after := s.Counts()
+	if d := after["get_task"] - before["get_task"]; d != 1 {
+		return fmt.Errorf("2026-07-28 tools/call invoked get_task %d times, want 1", d)
+	}
+	if d := after["mcp"] - before["mcp"]; d != 0 {
+		return fmt.Errorf("2026-07-28 tools/call with Mcp-Name invoked mcp %d times, want 0 (routed straight to the tool)", d)
+	}
+	fmt.Println("ok  2026-07-28 tools/call get_task: router → get_task function (mcp not invoked)")
+
+	before = after
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"rie","version":"0"}}}`
+	if code, body, err = call(nil, init); err != nil || code != 200 {
+		return fmt.Errorf("2025-11-25 initialize: %d %v %.300s", code, err, body)
+	}
+	legacy := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_task","arguments":` + args + `}}`
+	code, body, err = call(map[string]string{"MCP-Protocol-Version": "2025-11-25"}, legacy)
+	if err != nil || code != 200 || !strings.Contains(body, "example-task-id") {
+		return fmt.Errorf("2025-11-25 get_task: %d %v %.300s", code, err, body)
+	}
+	after = s.Counts()
+	if d := after["mcp"] - before["mcp"]; d != 2 {
+		return fmt.Errorf("2025-11-25 initialize + tools/call invoked mcp %d times, want 2", d)
+	}
+	if d := after["get_task"] - before["get_task"]; d != 1 {
+		return fmt.Errorf("2025-11-25 tools/call reached get_task %d times, want 1 (mcp → Lambda Invoke → get_task)", d)
+	}
+	fmt.Println("ok  2025-11-25 tools/call get_task: router → mcp function → Lambda Invoke → get_task function")
+	return nil
+}
+
+// Measure prints each function's binary size and the emulator's INIT
+// duration (first invocation of each; events and proxy requests that make
+// the function start without side effects).
+func (s *Stack) Measure(ctx context.Context, w io.Writer) error {
+	for _, f := range s.sorted() {
+		payload := []byte(`{"httpMethod":"GET","path":"/","headers":{},"body":""}`)
+		switch f.Name {
+		case "notify", "wake", "route", "step-expiry":
+			payload = []byte(`{}`) // decoding fails after init: enough to start the runtime
+		}
+		_, _ = s.Invoke(ctx, invokeInput(f.Name, payload))
+	}
+	time.Sleep(200 * time.Millisecond)
+	inits := s.InitDurations()
+	fmt.Fprintln(w, "| function | binary (linux/arm64, stripped) | binary (this machine) | INIT duration (RIE) |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	for _, f := range s.sorted() {
+		arm := "n/a"
+		if fi, err := os.Stat(filepath.Join(s.opts.Root, ".aws-sam", "build", f.LogicalID, "bootstrap")); err == nil {
+			arm = mb(fi.Size())
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s ms |\n", f.Name, arm, mb(f.Size), trimMs(inits[f.Name]))
+	}
+	return nil
+}
+
+func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+func trimMs(v string) string {
+	var f float64
+	if _, err := fmt.Sscan(v, &f); err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f", f)
+}

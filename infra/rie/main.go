@@ -1,0 +1,77 @@
+// Command rie runs Prickle's built Lambda binaries the way Lambda runs them:
+// each functions/<name> bootstrap under its own aws-lambda-rie (the Lambda
+// Runtime Interface Emulator, `make rie`) on loopback, over the local stack's
+// emulator, tables and seed (infra/local, started as a child process). A
+// loopback router serves /mcp exactly as the custom domain's routing rules
+// do (endpoint.RouteByHeader): `Mcp-Name: <tool>` tool calls go straight to
+// the tool's function, everything else to mcp, which hands older clients'
+// tool calls on by Lambda Invoke (a loopback Invoke API over the emulators).
+// Functions publish to a loopback EventBridge PutEvents that delivers each
+// event to the functions the template's rules name.
+//
+//	go run ./infra/rie          serve until Ctrl-C (PORT, default a free port)
+//	go run ./infra/rie -e2e     run the TypeScript and Python MCP client scenarios against it, then stop
+//	go run ./infra/rie -measure print each function's binary size and INIT duration (markdown)
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+)
+
+func main() {
+	e2e := flag.Bool("e2e", false, "run the MCP client scenarios against the stack, then stop")
+	measure := flag.Bool("measure", false, "print the size / init duration table, then stop")
+	suites := flag.String("suites", "ts py routing", "with -e2e: which suites to run (ts, py, raw, routing)")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	root, err := os.Getwd()
+	if err != nil {
+		fatal(err)
+	}
+	stateDir := os.Getenv("PRICKLE_RIE_STATE_DIR")
+	if stateDir == "" {
+		if stateDir, err = os.MkdirTemp("", "prickle-rie-"); err != nil {
+			fatal(err)
+		}
+		defer os.RemoveAll(stateDir)
+	}
+	s, err := Start(ctx, Options{Root: root, StateDir: stateDir, Port: os.Getenv("PORT"), Log: log})
+	if err != nil {
+		fatal(err)
+	}
+	defer s.Close()
+
+	switch {
+	case *measure:
+		if err := s.Measure(ctx, os.Stdout); err != nil {
+			s.Close()
+			fatal(err)
+		}
+	case *e2e:
+		if err := s.RunE2E(ctx, root, *suites); err != nil {
+			s.Close()
+			fatal(err)
+		}
+		fmt.Println("e2e-rie: all suites passed")
+	default:
+		fmt.Printf("mcp        %s (each function under its own aws-lambda-rie; logs in %s)\n", s.MCPURL, filepath.Join(stateDir, "logs"))
+		fmt.Printf("state      %s\n", s.StatePath)
+		fmt.Println("ready: Ctrl-C stops the stack")
+		<-ctx.Done()
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "rie:", err)
+	os.Exit(1)
+}

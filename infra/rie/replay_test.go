@@ -1,0 +1,242 @@
+//go:build rie
+
+// Replays every file in events/ through the RIE stack (`make e2e-rie`):
+// API Gateway proxy requests are routed as the custom domain routes them and
+// their responses asserted; EventBridge events go to every function whose
+// template rule matches them; DynamoDB stream records go to step-expiry.
+// Each must come back without a function error.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/useprickle/prickle/infra/stack"
+	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/catalog"
+	"github.com/useprickle/prickle/shared/link"
+	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/task"
+)
+
+// fixture stores what the stream samples of events/ refer to: the task
+// tsk_expirydemo0001 of bo/codex, waiting on its owner for the step that
+// TTL has since deleted (as shared/expiry's integration test sets it up).
+func fixture(ctx context.Context) error {
+	client, err := stack.Client(ctx, rs.Local.DynamoDBEndpoint)
+	if err != nil {
+		return err
+	}
+	tb := rs.Local.Tables
+	st := store.New(client, store.Tables{Tasks: tb["TasksTable"], Steps: tb["StepsTable"], Pulse: tb["PulseTable"], Directory: tb["DirectoryTable"]})
+	adm := admin.New(st)
+	for _, err := range []error{
+		adm.CreateOwner(ctx, admin.Owner{Name: "ana"}), adm.CreateOwner(ctx, admin.Owner{Name: "bo"}),
+		adm.CreateAgent(ctx, "ana/claude", []string{"website-v2"}), adm.CreateAgent(ctx, "bo/codex", []string{"website-v2"}),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	created := time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
+	tk := task.Task{ID: "tsk_expirydemo0001", Project: "website-v2", State: task.Working, Requester: "ana/claude", Assignee: "bo/codex",
+		Packet:    task.Packet{Task: "clean staging", DeliverableType: "other", AcceptanceCriteria: []string{"done"}, Files: []string{}, DependsOn: []string{}},
+		CreatedAt: created, UpdatedAt: created, Version: 1}
+	if err := st.CreateTask(ctx, tk, task.Event{At: created, By: "ana/claude", Action: "hand_off", To: task.Working}); err != nil {
+		return err
+	}
+	wait := task.WaitingOnOwnerApproval
+	waiting := tk
+	waiting.State, waiting.WaitingOn, waiting.UpdatedAt = task.Waiting, &wait, created.Add(time.Hour)
+	from := task.Working
+	return st.ApplyMove(ctx, 1, task.Move{Task: waiting, Event: task.Event{At: waiting.UpdatedAt, By: "bo/codex", Action: "request_step", From: &from, To: task.Waiting}})
+}
+
+var rs *Stack
+
+func TestMain(m *testing.M) {
+	root, _ := filepath.Abs("../..")
+	dir, err := os.MkdirTemp("", "prickle-rie-test-")
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	rs, err = Start(ctx, Options{Root: root, StateDir: dir, Log: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+	if err != nil {
+		cancel()
+		os.RemoveAll(dir)
+		panic(err)
+	}
+	if err := fixture(ctx); err != nil {
+		rs.Close()
+		panic(err)
+	}
+	code := m.Run()
+	rs.deliver.Wait()
+	rs.Close()
+	cancel()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// placeholders fills a sample's REPLACE_WITH_* values with live ones.
+func placeholders(t *testing.T, raw []byte) []byte {
+	signer, err := link.NewSigner([]byte(rs.SigningKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A validly signed link to a step that does not exist: the page must
+	// get past the signature and the form check and answer "not found".
+	token := signer.Sign(link.ForStep("example-task-id", "stp_replaymissing01", "alice", time.Now().Add(time.Hour)))
+	s := strings.NewReplacer(
+		"REPLACE_WITH_AGENT_TOKEN", rs.Local.Tokens["alice/writer"],
+		"REPLACE_WITH_APPROVAL_TOKEN", token,
+		"REPLACE_WITH_FORM_TOKEN", signer.FormToken(token),
+	).Replace(string(raw))
+	return []byte(s)
+}
+
+func TestReplayEveryEvent(t *testing.T) {
+	files, err := filepath.Glob("../../events/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no events: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			payload := placeholders(t, raw)
+			var probe map[string]json.RawMessage
+			if err := json.Unmarshal(payload, &probe); err != nil {
+				t.Fatalf("not JSON: %v", err)
+			}
+			switch {
+			case probe["httpMethod"] != nil:
+				replayProxy(t, filepath.Base(file), payload)
+			case probe["detail-type"] != nil:
+				replayEventBridge(t, payload)
+			case probe["Records"] != nil:
+				out := invoke(t, "step-expiry", payload)
+				t.Logf("step-expiry: %s", out)
+			default:
+				t.Fatalf("%s: not an API Gateway, EventBridge or DynamoDB stream event; add a case here", file)
+			}
+		})
+	}
+}
+
+// invoke calls one function under its emulator and fails on a function error.
+func invoke(t *testing.T, fn string, payload []byte) []byte {
+	t.Helper()
+	out, err := rs.Invoke(context.Background(), invokeInput(fn, payload))
+	if err != nil {
+		t.Fatalf("invoke %s: %v", fn, err)
+	}
+	if out.FunctionError != nil {
+		t.Fatalf("%s returned a function error %s: %s", fn, aws.ToString(out.FunctionError), out.Payload)
+	}
+	return out.Payload
+}
+
+// target is the function the custom domain would send a request to.
+func target(req events.APIGatewayProxyRequest) string {
+	if strings.HasPrefix(req.Path, "/mcp") {
+		if req.HTTPMethod == "POST" && req.Headers["Mcp-Method"] == "tools/call" {
+			if _, ok := catalog.Lookup(req.Headers["Mcp-Name"]); ok {
+				return req.Headers["Mcp-Name"]
+			}
+		}
+		return "mcp"
+	}
+	return "web"
+}
+
+func replayProxy(t *testing.T, name string, payload []byte) {
+	var req events.APIGatewayProxyRequest
+	if err := json.Unmarshal(payload, &req); err != nil {
+		t.Fatal(err)
+	}
+	fn := target(req)
+	var resp events.APIGatewayProxyResponse
+	if err := json.Unmarshal(invoke(t, fn, payload), &resp); err != nil {
+		t.Fatalf("%s: response is not an API Gateway proxy response: %v", fn, err)
+	}
+	body := resp.Body
+	switch name {
+	case "mcp-tools-list.json":
+		if fn != "mcp" || resp.StatusCode != 200 {
+			t.Fatalf("%s answered %d: %.300s", fn, resp.StatusCode, body)
+		}
+		var r struct {
+			Result struct{ Tools []struct{ Name string } }
+		}
+		if err := json.Unmarshal([]byte(body), &r); err != nil || len(r.Result.Tools) != len(catalog.All()) {
+			t.Fatalf("tools/list: %d tools (%v): %.300s", len(r.Result.Tools), err, body)
+		}
+	case "mcp-tools-call.json":
+		if fn != "get_task" || resp.StatusCode != 200 {
+			t.Fatalf("%s answered %d: %.300s", fn, resp.StatusCode, body)
+		}
+		var r struct {
+			Result struct {
+				IsError           bool
+				StructuredContent struct {
+					Task struct{ ID string } `json:"task"`
+				} `json:"structuredContent"`
+			}
+		}
+		if err := json.Unmarshal([]byte(body), &r); err != nil || r.Result.IsError || r.Result.StructuredContent.Task.ID != "example-task-id" {
+			t.Fatalf("get_task: %v %.300s", err, body)
+		}
+	case "web-approval-get.json", "web-approval-post.json":
+		// A validly signed link (and, on POST, form token) for a step that
+		// does not exist: past the signature and form checks, the page says
+		// the step is not there (GET 404) and the decision is refused (POST 409).
+		want := map[string]int{"web-approval-get.json": 404, "web-approval-post.json": 409}[name]
+		if fn != "web" || resp.StatusCode != want {
+			t.Fatalf("%s answered %d, want %d: %.300s", fn, resp.StatusCode, want, body)
+		}
+		if ct := resp.Headers["Content-Type"] + strings.Join(resp.MultiValueHeaders["Content-Type"], ""); !strings.Contains(ct, "text/html") {
+			t.Fatalf("content type %q, want an HTML page", ct)
+		}
+	default:
+		if resp.StatusCode >= 500 {
+			t.Fatalf("%s answered %d: %.300s", fn, resp.StatusCode, body)
+		}
+	}
+	t.Logf("%s → %s: %d", name, fn, resp.StatusCode)
+}
+
+func replayEventBridge(t *testing.T, payload []byte) {
+	var cw events.CloudWatchEvent
+	if err := json.Unmarshal(payload, &cw); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range rs.rules {
+		if !matches(r, cw.Source, cw.DetailType) {
+			continue
+		}
+		f := rs.byLogical[r.Function]
+		if f == nil {
+			t.Fatalf("rule %s targets %s, which is not running", r.Name, r.Function)
+		}
+		invoke(t, f.Name, payload)
+		t.Logf("%s → %s: ok", cw.DetailType, f.Name)
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("no rule of template.yaml matches %q from %q", cw.DetailType, cw.Source)
+	}
+}
