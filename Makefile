@@ -108,6 +108,6 @@ e2e-rie: venv node rie
 	go run ./infra/rie -e2e
 	go test -count=1 -tags rie ./infra/rie/
 
-## measure: binary sizes and RIE init durations, as the markdown table of infra/DEPLOY.md
+## measure: binary sizes and RIE init durations, as the markdown table of the README's Deploy section
 measure: venv rie
 	infra/measure/measure.sh
