@@ -1,10 +1,12 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -56,4 +58,25 @@ func stringValue(s string) types.AttributeValue {
 
 func numberValue(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: fmt.Sprint(n)}
+}
+
+// queryAll reads every page of a query and turns each item, decoded as
+// record type R, into a T; a query that matches nothing gives an empty slice.
+func queryAll[R, T any](ctx context.Context, db *dynamodb.Client, in *dynamodb.QueryInput, convert func(R) T) ([]T, error) {
+	out := []T{}
+	p := dynamodb.NewQueryPaginator(db, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range page.Items {
+			var r R
+			if err := unmarshalItem(item, &r); err != nil {
+				return nil, err
+			}
+			out = append(out, convert(r))
+		}
+	}
+	return out, nil
 }

@@ -262,20 +262,11 @@ func (s *Store) ListAgents(ctx context.Context, project string) ([]team.Agent, e
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(projectPK(project)), ":member": stringValue(memberPrefix)},
 		ConsistentRead:            aws.Bool(true),
 	}
-	var keys []map[string]types.AttributeValue
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("agents of %s: %w", project, err)
-		}
-		for _, item := range page.Items {
-			var m memberRecord
-			if err := unmarshalItem(item, &m); err != nil {
-				return nil, fmt.Errorf("agents of %s: %w", project, err)
-			}
-			keys = append(keys, directoryKey(agentPK(m.Agent), metaSK))
-		}
+	keys, err := queryAll(ctx, s.db, in, func(m memberRecord) map[string]types.AttributeValue {
+		return directoryKey(agentPK(m.Agent), metaSK)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agents of %s: %w", project, err)
 	}
 	items, err := s.batchGetDirectory(ctx, keys)
 	if err != nil {

@@ -53,20 +53,9 @@ func (s *Store) History(ctx context.Context, id string) ([]task.Event, error) {
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(taskPK(id)), ":hist": stringValue(historyPrefix)},
 		ConsistentRead:            aws.Bool(true),
 	}
-	var events []task.Event
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("history of task %s: %w", id, err)
-		}
-		for _, item := range page.Items {
-			var r eventRecord
-			if err := unmarshalItem(item, &r); err != nil {
-				return nil, fmt.Errorf("history of task %s: %w", id, err)
-			}
-			events = append(events, r.event())
-		}
+	events, err := queryAll(ctx, s.db, in, eventRecord.event)
+	if err != nil {
+		return nil, fmt.Errorf("history of task %s: %w", id, err)
 	}
 	if len(events) == 0 {
 		return nil, fmt.Errorf("history of task %s: %w", id, team.ErrNotFound)

@@ -53,24 +53,15 @@ func (s *Store) Pulse(ctx context.Context, project string) ([]pulse.Entry, error
 		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringValue(project)},
 		ConsistentRead:            aws.Bool(true),
 	}
-	entries := []pulse.Entry{}
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("pulse of %s: %w", project, err)
+	entries, err := queryAll(ctx, s.db, in, func(r pulseRecord) pulse.Entry {
+		return pulse.Entry{
+			AgentID: r.AgentID, Owner: r.Owner, Project: r.Project,
+			Availability: r.Availability, Doing: r.Doing, TaskID: r.TaskID, Branch: r.Branch,
+			Files: r.Files, LastDecision: r.LastDecision, UpdatedAt: r.UpdatedAt,
 		}
-		for _, item := range page.Items {
-			var r pulseRecord
-			if err := unmarshalItem(item, &r); err != nil {
-				return nil, fmt.Errorf("pulse of %s: %w", project, err)
-			}
-			entries = append(entries, pulse.Entry{
-				AgentID: r.AgentID, Owner: r.Owner, Project: r.Project,
-				Availability: r.Availability, Doing: r.Doing, TaskID: r.TaskID, Branch: r.Branch,
-				Files: r.Files, LastDecision: r.LastDecision, UpdatedAt: r.UpdatedAt,
-			})
-		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pulse of %s: %w", project, err)
 	}
 	return entries, nil
 }

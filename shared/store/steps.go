@@ -93,20 +93,9 @@ func (s *Store) StepsForTask(ctx context.Context, taskID string) ([]step.Step, e
 		ExpressionAttributeValues: map[string]types.AttributeValue{":t": stringValue(taskID)},
 		ConsistentRead:            aws.Bool(true),
 	}
-	steps := []step.Step{}
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("steps of task %s: %w", taskID, err)
-		}
-		for _, item := range page.Items {
-			var r stepRecord
-			if err := unmarshalItem(item, &r); err != nil {
-				return nil, fmt.Errorf("steps of task %s: %w", taskID, err)
-			}
-			steps = append(steps, r.step())
-		}
+	steps, err := queryAll(ctx, s.db, in, stepRecord.step)
+	if err != nil {
+		return nil, fmt.Errorf("steps of task %s: %w", taskID, err)
 	}
 	return steps, nil
 }

@@ -148,27 +148,20 @@ func (s *Store) RevokeAgentTokens(ctx context.Context, agentID string) (int, err
 		FilterExpression:          aws.String("revoked = :false"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":agent": stringValue(agentID), ":false": &types.AttributeValueMemberBOOL{Value: false}},
 	}
+	hashes, err := queryAll(ctx, s.db, in, func(r tokenRecord) string { return r.Hash })
+	if err != nil {
+		return 0, fmt.Errorf("tokens of %s: %w", agentID, err)
+	}
 	revoked := 0
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	for _, h := range hashes {
+		err := s.RevokeToken(ctx, h)
+		if errors.Is(err, team.ErrNotFound) { // deleted meanwhile: nothing to revoke
+			continue
+		}
 		if err != nil {
 			return revoked, fmt.Errorf("tokens of %s: %w", agentID, err)
 		}
-		for _, item := range page.Items {
-			var r tokenRecord
-			if err := unmarshalItem(item, &r); err != nil {
-				return revoked, fmt.Errorf("tokens of %s: %w", agentID, err)
-			}
-			err := s.RevokeToken(ctx, r.Hash)
-			if errors.Is(err, team.ErrNotFound) { // deleted meanwhile: nothing to revoke
-				continue
-			}
-			if err != nil {
-				return revoked, fmt.Errorf("tokens of %s: %w", agentID, err)
-			}
-			revoked++
-		}
+		revoked++
 	}
 	return revoked, nil
 }

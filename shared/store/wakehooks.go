@@ -120,23 +120,14 @@ func (s *Store) WakeAttempts(ctx context.Context, taskID string) ([]wake.Attempt
 		},
 		ConsistentRead: aws.Bool(true),
 	}
-	out := []wake.Attempt{}
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("wake attempts of task %s: %w", taskID, err)
+	out, err := queryAll(ctx, s.db, in, func(r wakeAttemptRecord) wake.Attempt {
+		return wake.Attempt{
+			EventID: r.EventID, RunID: r.RunID, Agent: r.Agent, TaskID: r.TaskID, Reason: r.Reason,
+			Attempt: r.Attempt, At: r.At, StatusCode: r.StatusCode, Error: r.Error,
 		}
-		for _, item := range page.Items {
-			var r wakeAttemptRecord
-			if err := unmarshalItem(item, &r); err != nil {
-				return nil, fmt.Errorf("wake attempts of task %s: %w", taskID, err)
-			}
-			out = append(out, wake.Attempt{
-				EventID: r.EventID, RunID: r.RunID, Agent: r.Agent, TaskID: r.TaskID, Reason: r.Reason,
-				Attempt: r.Attempt, At: r.At, StatusCode: r.StatusCode, Error: r.Error,
-			})
-		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("wake attempts of task %s: %w", taskID, err)
 	}
 	return out, nil
 }
