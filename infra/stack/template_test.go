@@ -86,10 +86,11 @@ func TestTablesAsDeclared(t *testing.T) {
 		stream  types.StreamViewType
 		ttl     string
 	}{
-		{"TasksTable", "pk HASH, sk RANGE", 6, map[string]string{
+		{"TasksTable", "pk HASH, sk RANGE", 7, map[string]string{
 			"by_project":   "project HASH, created_key RANGE",
 			"by_assignee":  "assignee HASH, created_key RANGE",
 			"by_requester": "requester HASH, created_key RANGE",
+			"by_requested": "requested_project HASH, created_key RANGE",
 		}, "", ""},
 		{"StepsTable", "task_id HASH, step_id RANGE", 2, nil, types.StreamViewTypeNewAndOldImages, "ttl"},
 		{"PulseTable", "project HASH, agent_id RANGE", 2, nil, "", ""},

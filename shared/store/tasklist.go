@@ -101,7 +101,11 @@ func (s *Store) taskQuery(q team.TaskQuery) (*dynamodb.QueryInput, string, strin
 	var filters []string
 
 	index, hashAttr, hashValue := "by_project", "project", q.Project
+	states := q.States
 	switch {
+	case q.Involving == "" && len(states) == 1 && states[0] == task.Requested:
+		// The sparse index holds exactly the project's requested tasks.
+		index, hashAttr, states = "by_requested", "requested_project", nil
 	case q.Involving == "":
 	case q.Role == "assignee" || q.Role == "requester":
 		index, hashAttr, hashValue = "by_"+q.Role, q.Role, q.Involving
@@ -118,9 +122,9 @@ func (s *Store) taskQuery(q team.TaskQuery) (*dynamodb.QueryInput, string, strin
 	names["#hash"] = hashAttr
 	values[":hash"] = stringValue(hashValue)
 
-	if len(q.States) > 0 {
-		placeholders := make([]string, len(q.States))
-		for i, st := range q.States {
+	if len(states) > 0 {
+		placeholders := make([]string, len(states))
+		for i, st := range states {
 			placeholders[i] = fmt.Sprintf(":state%d", i)
 			values[placeholders[i]] = stringValue(string(st))
 		}

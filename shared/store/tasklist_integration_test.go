@@ -221,3 +221,48 @@ func TestListTasksRefusesBadCursor(t *testing.T) {
 		t.Errorf("same query, other limit: %v", err)
 	}
 }
+
+// The project's requested tasks come from the sparse by_requested index:
+// a task is in it exactly while it waits in requested.
+func TestRequestedTasksLeaveTheIndexWhenRouted(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var requested []task.Task
+	for i, project := range []string{"website-v2", "website-v2", "mobile", "website-v2"} {
+		tk := routedTask(fmt.Sprintf("r%d", i), project, "ana/claude", "bo/codex", base.Add(time.Duration(i)*time.Second))
+		tk.State = task.Requested
+		mustCreate(t, f, tk)
+		if project == "website-v2" {
+			requested = append(requested, tk)
+		}
+	}
+	mustCreate(t, f, routedTask("routed", "website-v2", "ana/claude", "bo/codex", base.Add(time.Hour)))
+
+	ids := func() []string {
+		page, err := f.store.ListTasks(ctx, team.TaskQuery{Project: "website-v2", Role: "any", States: []task.State{task.Requested}, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tk := range page.Tasks {
+			if tk.State != task.Requested {
+				t.Errorf("%s is %s in the requested index", tk.ID, tk.State)
+			}
+			out = append(out, tk.ID)
+		}
+		return out
+	}
+	if got := ids(); !slices.Equal(got, []string{"r3", "r1", "r0"}) {
+		t.Fatalf("requested tasks of website-v2 = %v, want r3 r1 r0 (newest first, no other project, no routed task)", got)
+	}
+	m, err := task.Route(requested[1], base.Add(2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.ApplyMove(ctx, 1, m); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(); !slices.Equal(got, []string{"r3", "r0"}) {
+		t.Errorf("after routing r1: requested = %v, want r3 r0", got)
+	}
+}

@@ -38,6 +38,10 @@ type taskRecord struct {
 	UpdatedAt        time.Time        `dynamodbav:"updated_at"`
 	CreatedKey       string           `dynamodbav:"created_key"`
 	Version          int              `dynamodbav:"version"`
+	// RequestedProject is the project while the task waits in requested,
+	// absent otherwise: it keys the sparse by_requested index, so routing the
+	// dependents of a completed task reads only the tasks still waiting.
+	RequestedProject string `dynamodbav:"requested_project,omitempty"`
 }
 
 // createdKey orders a project's tasks by creation time and stays unique:
@@ -47,7 +51,7 @@ func createdKey(t task.Task) string {
 }
 
 func newTaskRecord(t task.Task, version int) taskRecord {
-	return taskRecord{
+	r := taskRecord{
 		PK: taskPK(t.ID), SK: taskSK, Type: "task",
 		ID: t.ID, Project: t.Project, State: t.State, WaitingOn: t.WaitingOn,
 		Requester: t.Requester, Assignee: t.Assignee,
@@ -55,6 +59,10 @@ func newTaskRecord(t task.Task, version int) taskRecord {
 		CreatedAt: t.CreatedAt.UTC(), UpdatedAt: t.UpdatedAt.UTC(),
 		CreatedKey: createdKey(t), Version: version,
 	}
+	if t.State == task.Requested {
+		r.RequestedProject = t.Project
+	}
+	return r
 }
 
 func (r taskRecord) task() task.Task {
