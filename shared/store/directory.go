@@ -21,17 +21,24 @@ import (
 //	project    PROJECT#<slug>       META
 //	membership PROJECT#<slug>       MEMBER#<owner/agent>   (lists a project's agents)
 //	owner      OWNER#<name>         META
+//	owned      OWNER#<name>         IN#<slug>#<owner/agent> (the projects an owner may see)
 //	agent      AGENT#<owner/agent>  META
 //
 // None carries agent_id with created_at, so the by_agent index holds tokens only.
 const (
 	metaSK       = "META"
 	memberPrefix = "MEMBER#"
+	// ownedPrefix starts the sort key of an owner's view of a membership:
+	// OWNER#<owner> / IN#<project>#<owner/agent>, so the projects an owner
+	// may see are one Query of its own partition.
+	ownedPrefix = "IN#"
 )
 
 func projectPK(slug string) string { return "PROJECT#" + slug }
 func ownerPK(name string) string   { return "OWNER#" + name }
 func agentPK(id string) string     { return "AGENT#" + id }
+
+func ownedSK(project, agent string) string { return ownedPrefix + project + "#" + agent }
 
 func directoryKey(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": stringValue(pk), "sk": stringValue(sk)}
@@ -219,16 +226,21 @@ func (s *Store) PutAgent(ctx context.Context, a team.Agent) error {
 		if err != nil {
 			return fmt.Errorf("put agent %s: %w", a.ID, err)
 		}
+		owned, err := marshalItem(memberRecord{PK: ownerPK(a.Owner), SK: ownedSK(p, a.ID), Type: "owned", Project: p, Agent: a.ID})
+		if err != nil {
+			return fmt.Errorf("put agent %s: %w", a.ID, err)
+		}
 		items = append(items, s.mustExist(projectPK(p)),
-			types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.tables.Directory), Item: member}})
-		refusals = append(refusals, fmt.Errorf("put agent %s: project %s: %w", a.ID, p, team.ErrNotFound), nil)
+			types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.tables.Directory), Item: member}},
+			types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.tables.Directory), Item: owned}})
+		refusals = append(refusals, fmt.Errorf("put agent %s: project %s: %w", a.ID, p, team.ErrNotFound), nil, nil)
 	}
 	for _, p := range old.Projects {
 		if !slices.Contains(projects, p) {
-			items = append(items, types.TransactWriteItem{Delete: &types.Delete{
-				TableName: aws.String(s.tables.Directory), Key: directoryKey(projectPK(p), memberPrefix+a.ID),
-			}})
-			refusals = append(refusals, nil)
+			items = append(items,
+				types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.tables.Directory), Key: directoryKey(projectPK(p), memberPrefix+a.ID)}},
+				types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.tables.Directory), Key: directoryKey(ownerPK(a.Owner), ownedSK(p, a.ID))}})
+			refusals = append(refusals, nil, nil)
 		}
 	}
 	if len(items) > maxTransactItems {

@@ -11,37 +11,18 @@ import (
 )
 
 // OwnerProjects returns the slugs of the projects the owner's agents belong
-// to, sorted: what the owner may see on the pages. The directory has no
-// index by owner, so this scans the agent items (a filtered Scan, read only
-// when an owner opens the list of projects; each project page checks its
-// own membership list with one Query instead, see ListAgents).
+// to, sorted: what the owner may see on the pages. One Query of the owner's
+// partition, where PutAgent keeps an item per (project, agent) membership.
 func (s *Store) OwnerProjects(ctx context.Context, owner string) ([]string, error) {
-	in := &dynamodb.ScanInput{
-		TableName:                aws.String(s.tables.Directory),
-		FilterExpression:         aws.String("#type = :agent AND #owner = :owner AND sk = :meta"),
-		ProjectionExpression:     aws.String("projects"),
-		ExpressionAttributeNames: map[string]string{"#type": "type", "#owner": "owner"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":agent": stringValue("agent"), ":owner": stringValue(owner), ":meta": stringValue(metaSK),
-		},
-		ConsistentRead: aws.Bool(true),
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.tables.Directory),
+		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :in)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(ownerPK(owner)), ":in": stringValue(ownedPrefix)},
+		ConsistentRead:            aws.Bool(true),
 	}
-	projects := []string{}
-	p := dynamodb.NewScanPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("projects of owner %s: %w", owner, err)
-		}
-		for _, item := range page.Items {
-			var r struct {
-				Projects []string `dynamodbav:"projects"`
-			}
-			if err := unmarshalItem(item, &r); err != nil {
-				return nil, fmt.Errorf("projects of owner %s: %w", owner, err)
-			}
-			projects = append(projects, r.Projects...)
-		}
+	projects, err := queryAll(ctx, s.db, in, func(r memberRecord) string { return r.Project })
+	if err != nil {
+		return nil, fmt.Errorf("projects of owner %s: %w", owner, err)
 	}
 	slices.Sort(projects)
 	return slices.Compact(projects), nil
