@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Sign-in markers, in the directory table, make owners' sign-in links single use:
@@ -50,6 +51,37 @@ func (s *Store) UseSignIn(ctx context.Context, nonce string, expires time.Time) 
 	}
 	if err != nil {
 		return false, fmt.Errorf("use sign-in link: %w", err)
+	}
+	return true, nil
+}
+
+// SignInLinksPerWindow bounds the sign-in links one owner name can be sent
+// per SignInWindow, so the public form cannot flood an inbox or a channel.
+const (
+	SignInLinksPerWindow = 5
+	SignInWindow         = 15 * time.Minute
+)
+
+// AllowSignInRequest counts a request for a sign-in link for owner in the
+// current window and reports whether it is within the limit. It counts any
+// name the form is given, so the answer tells nothing about who is an owner:
+//
+//	rate  pk SIGNINRATE#<owner>  sk <window start>  requests, ttl
+func (s *Store) AllowSignInRequest(ctx context.Context, owner string, now time.Time) (bool, error) {
+	window := now.UTC().Truncate(SignInWindow)
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.tables.Directory),
+		Key:                       directoryKey("SIGNINRATE#"+owner, sortableTime(window)),
+		UpdateExpression:          aws.String("ADD requests :one SET #type = :type, #ttl = :ttl"),
+		ConditionExpression:       aws.String("attribute_not_exists(requests) OR requests < :max"),
+		ExpressionAttributeNames:  map[string]string{"#type": "type", "#ttl": "ttl"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": numberValue(1), ":max": numberValue(SignInLinksPerWindow), ":type": stringValue("signin_rate"), ":ttl": numberValue(window.Add(SignInWindow + time.Hour).Unix())},
+	})
+	if _, limited := failedCondition(err); limited {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("count sign-in request for %s: %w", owner, err)
 	}
 	return true, nil
 }

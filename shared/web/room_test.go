@@ -59,6 +59,7 @@ type fakeRoom struct {
 	owners map[string]admin.Owner
 	agents []team.Agent
 	used   map[string]bool
+	asked  map[string]int
 }
 
 func newFakeRoom(t *testing.T) roomBackend {
@@ -103,6 +104,16 @@ func (f *fakeRoom) OwnerProjects(_ context.Context, owner string) ([]string, err
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+func (f *fakeRoom) AllowSignInRequest(_ context.Context, owner string, _ time.Time) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.asked == nil {
+		f.asked = map[string]int{}
+	}
+	f.asked[owner]++
+	return f.asked[owner] <= 5, nil
 }
 
 func (f *fakeRoom) UseSignIn(_ context.Context, nonce string, _ time.Time) (bool, error) {
@@ -264,6 +275,28 @@ func (e *roomEnv) askStep(taskID, agent string) string {
 }
 
 func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
+	t.Run("sign-in: links for one name are limited per window, for any name alike", func(t *testing.T) {
+		e := newRoomEnv(t, newStore(t))
+		b := e.browser()
+		for _, name := range []string{"alice", "mallory"} {
+			for i := 1; i <= 6; i++ {
+				got := b.do(http.MethodPost, "/signin", url.Values{"owner": {name}})
+				want := http.StatusOK
+				if i == 6 {
+					want = http.StatusTooManyRequests
+				}
+				if got.status != want {
+					t.Fatalf("request %d for %s: status %d, want %d", i, name, got.status, want)
+				}
+				if i == 6 && !strings.Contains(got.text, "Too many sign-in links") {
+					t.Errorf("limited page says:\n%s", got.text)
+				}
+			}
+		}
+		if n := len(e.box.List()); n != 10 {
+			t.Errorf("outbox holds %d messages; want 10 (5 links to alice by email and Slack, none to mallory)", n)
+		}
+	})
 	t.Run("sign-in: a link by email and Slack, GET changes nothing, POST signs in once, the cookie is right", func(t *testing.T) {
 		e := newRoomEnv(t, newStore(t))
 		b := e.browser()

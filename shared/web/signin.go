@@ -28,6 +28,9 @@ type RoomStore interface {
 	Owner(ctx context.Context, name string) (admin.Owner, error)
 	// OwnerProjects lists the projects the owner's agents belong to.
 	OwnerProjects(ctx context.Context, owner string) ([]string, error)
+	// AllowSignInRequest counts a sign-in link asked for a name and says
+	// whether it is within the per-name limit.
+	AllowSignInRequest(ctx context.Context, owner string, now time.Time) (bool, error)
 	session.Markers
 }
 
@@ -120,6 +123,15 @@ func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusBadRequest, "signin.html", v)
 		return
 	}
+	if allowed, err := h.allowSignIn(r.Context(), name); err != nil || !allowed {
+		if err != nil {
+			h.cfg.Log.ErrorContext(r.Context(), "sign-in rate check failed", "error", err.Error())
+		}
+		infoOf(r).outcome = "rate_limited"
+		v.Heading, v.Notice, v.NoticeClass = "Sign in to Prickle", fmt.Sprintf("Too many sign-in links were asked for %s in the last minutes. Wait a quarter of an hour, or use a link already sent.", name), "warn"
+		h.render(w, r, http.StatusTooManyRequests, "signin.html", v)
+		return
+	}
 	infoOf(r).outcome = "link_requested"
 	if err := h.sendSignInLink(r.Context(), name); err != nil {
 		h.cfg.Log.ErrorContext(r.Context(), "sign-in link not sent", "owner", name, "error", err.Error())
@@ -127,6 +139,14 @@ func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
 	v.Sent = true
 	v.Notice, v.NoticeClass = fmt.Sprintf("If %s is an owner here, a sign-in link is on its way by email or Slack. It works once, for 15 minutes.", name), "ok"
 	h.render(w, r, http.StatusOK, "signin.html", v)
+}
+
+// allowSignIn applies the per-name limit on sign-in links.
+func (h *Handler) allowSignIn(ctx context.Context, name string) (bool, error) {
+	if h.room == nil {
+		return false, errors.New("sign-in is not configured (no room store)")
+	}
+	return h.room.AllowSignInRequest(ctx, name, h.now())
 }
 
 // sendSignInLink asks notify, over the event bus, to send the owner a
