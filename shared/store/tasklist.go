@@ -35,6 +35,9 @@ func (s *Store) ListTasks(ctx context.Context, q team.TaskQuery) (team.TaskPage,
 		limit = defaultTaskLimit
 	}
 	limit = min(limit, maxTaskLimit)
+	if q.Involving != "" && (q.Role == "any" || q.Role == "") {
+		return s.listInvolving(ctx, q, limit)
+	}
 
 	in, hashAttr, hashValue, err := s.taskQuery(q)
 	if err != nil {
@@ -90,7 +93,9 @@ func (s *Store) ListTasks(ctx context.Context, q team.TaskQuery) (team.TaskPage,
 	return page, nil
 }
 
-// taskQuery picks the index for q and builds its key condition and filter;
+// taskQuery picks the index for a query of one index (the whole project, its
+// requested tasks, or an agent's tasks in one role) and builds its key
+// condition and filter;
 // it returns the index's hash key attribute and value for resuming.
 func (s *Store) taskQuery(q team.TaskQuery) (*dynamodb.QueryInput, string, string, error) {
 	if q.Project == "" {
@@ -112,24 +117,14 @@ func (s *Store) taskQuery(q team.TaskQuery) (*dynamodb.QueryInput, string, strin
 		names["#project"] = "project"
 		values[":project"] = stringValue(q.Project)
 		filters = append(filters, "#project = :project")
-	case q.Role == "any" || q.Role == "":
-		names["#assignee"], names["#requester"] = "assignee", "requester"
-		values[":me"] = stringValue(q.Involving)
-		filters = append(filters, "(#assignee = :me OR #requester = :me)")
 	default:
 		return nil, "", "", fmt.Errorf("list tasks: role %q is not assignee, requester or any", q.Role)
 	}
 	names["#hash"] = hashAttr
 	values[":hash"] = stringValue(hashValue)
 
-	if len(states) > 0 {
-		placeholders := make([]string, len(states))
-		for i, st := range states {
-			placeholders[i] = fmt.Sprintf(":state%d", i)
-			values[placeholders[i]] = stringValue(string(st))
-		}
-		names["#state"] = "state"
-		filters = append(filters, "#state IN ("+strings.Join(placeholders, ", ")+")")
+	if f := stateFilter(states, names, values); f != "" {
+		filters = append(filters, f)
 	}
 
 	in := &dynamodb.QueryInput{
@@ -144,4 +139,19 @@ func (s *Store) taskQuery(q team.TaskQuery) (*dynamodb.QueryInput, string, strin
 		in.FilterExpression = aws.String(strings.Join(filters, " AND "))
 	}
 	return in, hashAttr, hashValue, nil
+}
+
+// stateFilter is the filter keeping tasks in the given states ("" for all),
+// adding its names and values to the query's.
+func stateFilter(states []task.State, names map[string]string, values map[string]types.AttributeValue) string {
+	if len(states) == 0 {
+		return ""
+	}
+	placeholders := make([]string, len(states))
+	for i, st := range states {
+		placeholders[i] = fmt.Sprintf(":state%d", i)
+		values[placeholders[i]] = stringValue(string(st))
+	}
+	names["#state"] = "state"
+	return "#state IN (" + strings.Join(placeholders, ", ") + ")"
 }

@@ -116,6 +116,8 @@ func TestListTasksPagesNeverSkipOrRepeat(t *testing.T) {
 		{"assignee cy, open states", team.TaskQuery{Role: "assignee", Involving: "cy/gemini", States: open}, inStates(open, involves("assignee", "cy/gemini"))},
 		{"requester ana, completed", team.TaskQuery{Role: "requester", Involving: "ana/claude", States: []task.State{task.Completed}}, inStates([]task.State{task.Completed}, involves("requester", "ana/claude"))},
 		{"nobody's tasks", team.TaskQuery{Role: "any", Involving: "zed/none"}, func(task.Task) bool { return false }},
+		{"any role, involving ana, open states", team.TaskQuery{Role: "any", Involving: "ana/claude", States: open}, inStates(open, involves("any", "ana/claude"))},
+		{"role left empty means any", team.TaskQuery{Involving: "cy/gemini"}, involves("any", "cy/gemini")},
 	}
 	for _, tc := range cases {
 		var want []string
@@ -264,5 +266,23 @@ func TestRequestedTasksLeaveTheIndexWhenRouted(t *testing.T) {
 	}
 	if got := ids(); !slices.Equal(got, []string{"r3", "r0"}) {
 		t.Errorf("after routing r1: requested = %v, want r3 r0", got)
+	}
+}
+
+// A task an agent handed to itself is in both of its indexes, and is listed once.
+func TestListTasksInvolvingListsASelfAssignedTaskOnce(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	for i, pair := range [][2]string{{"ana/claude", "ana/claude"}, {"ana/claude", "bo/codex"}, {"bo/codex", "ana/claude"}, {"bo/codex", "cy/gemini"}} {
+		mustCreate(t, f, routedTask(fmt.Sprintf("s%d", i), "website-v2", pair[0], pair[1], base.Add(time.Duration(i)*time.Minute)))
+	}
+	for _, limit := range []int{1, 2, 3, 100} {
+		got := readAll(t, f, team.TaskQuery{Project: "website-v2", Role: "any", Involving: "ana/claude"}, limit)
+		if !slices.Equal(got, []string{"s2", "s1", "s0"}) {
+			t.Errorf("limit %d: %v, want s2 s1 s0", limit, got)
+		}
+	}
+	if _, err := f.store.ListTasks(ctx, team.TaskQuery{Project: "website-v2", Role: "any", Involving: "ana/claude", Cursor: "bm9wZQ"}); !errors.Is(err, team.ErrBadCursor) {
+		t.Errorf("foreign cursor: err = %v, want ErrBadCursor", err)
 	}
 }
