@@ -21,5 +21,5 @@ func main() {
 	events := bus.FromEnv()
 	svc := team.New(store.New(client, store.TablesFromEnv()))
 	svc.Events = events
-	lambda.Start(expiry.New(svc).Handle)
+	lambda.Start(expiry.New(svc, events).Handle)
 }

@@ -72,7 +72,7 @@ func TestReplayedStreamRecords(t *testing.T) {
 	svc := team.New(st)
 	svc.Events = rec
 	svc.Now = func() time.Time { return time.Date(2026, 11, 29, 9, 20, 12, 0, time.UTC) }
-	h := expiry.New(svc)
+	h := expiry.New(svc, svc.Events)
 
 	replay(t, h, "step-expiry-user-remove.json")
 	if got, _ := st.Task(ctx, tk.ID); got.State != task.Waiting || len(rec.Events()) != 0 {
