@@ -120,19 +120,30 @@ func (h *Handler) pulseOf(r *http.Request, me session.Session, p team.Project, a
 	return v, nil
 }
 
-// teamPulse is GET /p/{project}.
-func (h *Handler) teamPulse(w http.ResponseWriter, r *http.Request) {
+// projectPage opens a page of /p/{project} for the signed-in owner: a
+// project none of its agents is in is a 404, like one that does not exist.
+// On false it has written the answer.
+func (h *Handler) projectPage(w http.ResponseWriter, r *http.Request) (session.Session, team.Project, []team.Agent, bool) {
 	me, ok := h.signedIn(w, r, false)
 	if !ok {
-		return
+		return me, team.Project{}, nil, false
 	}
 	p, agents, err := h.projectOf(r.Context(), me.Owner, r.PathValue("project"))
 	if errors.Is(err, team.ErrNotFound) {
 		h.notFound(w, r, me)
-		return
+		return me, p, nil, false
 	}
 	if err != nil {
 		h.failed(w, r, err)
+		return me, p, nil, false
+	}
+	return me, p, agents, true
+}
+
+// teamPulse is GET /p/{project}.
+func (h *Handler) teamPulse(w http.ResponseWriter, r *http.Request) {
+	me, p, agents, ok := h.projectPage(w, r)
+	if !ok {
 		return
 	}
 	v, err := h.pulseOf(r, me, p, agents)
@@ -214,17 +225,8 @@ const boardPages = 5
 
 // board is GET /p/{project}/tasks?agent=&type=.
 func (h *Handler) board(w http.ResponseWriter, r *http.Request) {
-	me, ok := h.signedIn(w, r, false)
+	me, p, agents, ok := h.projectPage(w, r)
 	if !ok {
-		return
-	}
-	p, agents, err := h.projectOf(r.Context(), me.Owner, r.PathValue("project"))
-	if errors.Is(err, team.ErrNotFound) {
-		h.notFound(w, r, me)
-		return
-	}
-	if err != nil {
-		h.failed(w, r, err)
 		return
 	}
 	q := r.URL.Query()
