@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,7 +19,10 @@ import (
 
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/audit"
+	"github.com/useprickle/prickle/shared/budget"
 	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
 )
@@ -36,6 +40,11 @@ commands:
   decide-step    --owner O --task T --step S (--approve | --refuse) [--message M]
   set-wake       --agent owner/agent --url U [--secret S]   registers the agent's wake webhook;
                  without --secret one is generated and printed once
+  grants         --project P                   lists the project's standing grants (live, expired, revoked)
+  revoke-grant   --owner O --project P --grant G   revokes a grant the owner gave
+  set-budget     --owner O --project P --unit USD --limit 50 [--auto-allow]
+                 the owner's daily budget per agent for their agents in the project
+  audit          --project P [--format csv|json]   prints the project's audit trail
 
 --local reads the emulator endpoint and table names from .prickle/local.json
 (PRICKLE_STATE_DIR to change the folder); otherwise they come from the
@@ -52,9 +61,25 @@ func main() {
 		fmt.Fprintln(os.Stderr, "admin:", err)
 		os.Exit(1)
 	}
+	if r, ok := out.(raw); ok {
+		_, _ = os.Stdout.Write(r)
+		return
+	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(out)
+}
+
+// raw is output printed as it is (the audit CSV), not as JSON.
+type raw []byte
+
+// refusalAsError turns a domain refusal into a plain error for the operator.
+func refusalAsError[T any](v T, err error) (any, error) {
+	var refusal *task.Refusal
+	if errors.As(err, &refusal) {
+		return nil, errors.New(refusal.Msg)
+	}
+	return v, err
 }
 
 func run(ctx context.Context, command string, args []string) (any, error) {
@@ -78,6 +103,12 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 	message := fs.String("message", "", "message to the agent")
 	wakeURL := fs.String("url", "", "wake webhook URL (set-wake)")
 	wakeSecret := fs.String("secret", "", "wake webhook signing secret (set-wake); generated when omitted")
+	project := fs.String("project", "", "project slug (grants, revoke-grant, set-budget, audit)")
+	grantID := fs.String("grant", "", "grant id (revoke-grant)")
+	unit := fs.String("unit", "", "budget unit, e.g. USD (set-budget)")
+	limit := fs.String("limit", "", "budget per agent per day, in units (set-budget)")
+	autoAllow := fs.Bool("auto-allow", false, "allow spending within the budget without asking (set-budget)")
+	format := fs.String("format", "csv", "audit output: csv or json")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -150,6 +181,44 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 			return nil, err
 		}
 		return setWake(ctx, st, *agent, *wakeURL, *wakeSecret)
+	case "grants":
+		if err := need(map[string]string{"project": *project}); err != nil {
+			return nil, err
+		}
+		return st.ProjectGrants(ctx, *project)
+	case "revoke-grant":
+		if err := need(map[string]string{"owner": *owner, "project": *project, "grant": *grantID}); err != nil {
+			return nil, err
+		}
+		return refusalAsError(team.New(st).RevokeGrant(ctx, *owner, *project, *grantID, audit.ViaAdmin))
+	case "set-budget":
+		if err := need(map[string]string{"owner": *owner, "project": *project, "unit": *unit, "limit": *limit}); err != nil {
+			return nil, err
+		}
+		perDay, err := budget.Parse(*limit)
+		if err != nil {
+			return nil, err
+		}
+		b := budget.Budget{Project: *project, Owner: *owner, Unit: *unit, PerAgentPerDay: perDay, AutoAllow: *autoAllow}
+		return refusalAsError(team.New(st).SetBudget(ctx, b, audit.ViaAdmin))
+	case "audit":
+		if err := need(map[string]string{"project": *project}); err != nil {
+			return nil, err
+		}
+		entries, err := team.New(st).ProjectAudit(ctx, *project)
+		if err != nil {
+			return nil, err
+		}
+		var b bytes.Buffer
+		switch *format {
+		case "csv":
+			err = audit.WriteCSV(&b, entries)
+		case "json":
+			err = audit.WriteJSON(&b, entries)
+		default:
+			return nil, fmt.Errorf("audit --format is csv or json, not %q", *format)
+		}
+		return raw(b.Bytes()), err
 	}
 	return nil, fmt.Errorf("unknown command %q\n\n%s", command, usage)
 }

@@ -46,8 +46,8 @@ var need = map[string]Rights{
 	"WebFunction": {Reads: []string{directory, tasks, steps, pulse}, Writes: []string{directory, tasks, steps}, Publishes: true, Secrets: true},
 	// notify signs approval links, remembers sent messages and Slack refs in the directory.
 	"NotifyFunction": {Reads: []string{directory, tasks, steps}, Writes: []string{directory}, Email: true, Secrets: true, Queues: []string{"FunctionsDeadLetterQueue"}},
-	// wake mints run tokens and records wake attempts (directory).
-	"WakeFunction":       {Reads: []string{directory, tasks, steps}, Writes: []string{directory}, Queues: []string{"FunctionsDeadLetterQueue"}},
+	// wake mints run tokens and records wake attempts (directory), and appends the audit entry of each token (tasks, AUDIT# keys only).
+	"WakeFunction":       {Reads: []string{directory, tasks, steps}, Writes: []string{directory, tasks}, Queues: []string{"FunctionsDeadLetterQueue"}},
 	"RouteFunction":      {Reads: []string{directory, tasks}, Writes: []string{directory, tasks}, Publishes: true, Queues: []string{"FunctionsDeadLetterQueue"}},
 	"StepExpiryFunction": {Reads: []string{directory, tasks, steps}, Writes: []string{directory, tasks, steps}, Publishes: true, Stream: steps, Queues: []string{"FunctionsDeadLetterQueue"}},
 }

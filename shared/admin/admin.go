@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
@@ -105,7 +106,12 @@ func (a *Admin) RevokeAgentTokens(ctx context.Context, agentID string) (int, err
 	if err != nil {
 		return 0, fmt.Errorf("revoke tokens of %s: %w", agentID, err)
 	}
-	return n, nil
+	now := a.Now().UTC()
+	err = a.auditAgent(ctx, agentID, "", func(project string) audit.Entry {
+		return audit.Entry{At: now, Project: project, Action: audit.TokensRevoked, Actor: "operator", Via: audit.ViaAdmin,
+			Detail: fmt.Sprintf("%d tokens of %s revoked", n, agentID), Key: "tokens#" + agentID + "#" + now.Format(time.RFC3339Nano)}
+	})
+	return n, err
 }
 
 // Run is a started run of an agent on a task, with its token shown once.
@@ -158,7 +164,49 @@ func (a *Admin) mint(ctx context.Context, t identity.Token) (string, error) {
 	if err := a.Store.PutToken(ctx, t); err != nil {
 		return "", fmt.Errorf("store %s token for %s: %w", t.Kind, t.Agent, err)
 	}
+	// The audit names the token by the start of its hash, never by its secret.
+	err = a.auditAgent(ctx, t.Agent, t.TaskID, func(project string) audit.Entry {
+		detail := fmt.Sprintf("%s token %s… for %s", t.Kind, t.Hash[:12], t.Agent)
+		if t.Kind == identity.KindRun {
+			detail += fmt.Sprintf(", run %s", t.RunID)
+			if t.ResumesRun != "" {
+				detail += fmt.Sprintf(" resuming %s", t.ResumesRun)
+			}
+		}
+		return audit.Entry{At: t.CreatedAt, Project: project, Action: audit.TokenMinted, Actor: "operator", Via: audit.ViaAdmin,
+			TaskID: t.TaskID, Detail: detail, Key: "token#" + t.Hash[:16]}
+	})
+	if err != nil {
+		return "", err
+	}
 	return secret, nil
+}
+
+// auditAgent records an entry about an agent's tokens in the trail of the
+// task's project (a run token) or of every project of the agent.
+func (a *Admin) auditAgent(ctx context.Context, agentID, taskID string, entry func(project string) audit.Entry) error {
+	var projects []string
+	if taskID != "" {
+		t, err := a.Store.Task(ctx, taskID)
+		if err != nil {
+			return fmt.Errorf("audit token of %s: task %s: %w", agentID, taskID, err)
+		}
+		projects = []string{t.Project}
+	} else {
+		ag, err := a.Store.Agent(ctx, agentID)
+		if err != nil {
+			return fmt.Errorf("audit tokens of %s: %w", agentID, err)
+		}
+		projects = ag.Projects
+	}
+	entries := make([]audit.Entry, 0, len(projects))
+	for _, p := range projects {
+		entries = append(entries, entry(p))
+	}
+	if err := a.Store.AppendAudit(ctx, entries...); err != nil {
+		return fmt.Errorf("audit tokens of %s: %w", agentID, err)
+	}
+	return nil
 }
 
 // DecideStep records an owner's decision on a pending step (approval links
@@ -166,7 +214,7 @@ func (a *Admin) mint(ctx context.Context, t identity.Token) (string, error) {
 func (a *Admin) DecideStep(ctx context.Context, owner, taskID, stepID string, approve bool, message string) (step.Step, error) {
 	svc := team.New(a.Store)
 	svc.Now = a.Now
-	st, err := svc.DecideStep(ctx, owner, taskID, stepID, approve, message)
+	st, err := svc.DecideStep(ctx, owner, taskID, stepID, approve, message, audit.ViaAdmin)
 	var refusal *task.Refusal
 	if errors.As(err, &refusal) {
 		return step.Step{}, errors.New(refusal.Msg)

@@ -72,7 +72,7 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // stepFacts is the exact call, line by line, as both email and Slack show it.
 func stepFacts(s step.Step) [][2]string {
-	return [][2]string{
+	facts := [][2]string{
 		{"Tool", s.ToolName},
 		{"Kind", orDash(s.Kind)},
 		{"Target", orDash(s.Target)},
@@ -81,6 +81,10 @@ func stepFacts(s step.Step) [][2]string {
 		{"Agent", s.Agent},
 		{"Task", s.TaskID + " (project " + s.Project + ")"},
 	}
+	if s.BudgetNote != "" {
+		facts = append(facts, [2]string{"Budget", s.BudgetNote})
+	}
+	return facts
 }
 
 func factLines(facts [][2]string) string {

@@ -350,3 +350,22 @@ func TestOtherEventsAreIgnored(t *testing.T) {
 		t.Errorf("a Task Routed event sent %d messages", n)
 	}
 }
+
+func TestStepRequestSaysWhatTheBudgetLeaves(t *testing.T) {
+	f := newFixture()
+	s := pendingStep()
+	s.Kind, s.Amount = "spending", &step.Amount{Value: 20, Unit: "USD"}
+	s.BudgetNote = "over budget: alice/writer asks 20 USD, 5 USD left of 50 USD today for alice/writer (budget of alice)"
+	if err := f.n.Handle(context.Background(), event.ForStep(event.StepRequested, s, s.Agent, now)); err != nil {
+		t.Fatal(err)
+	}
+	msgs := f.box.List()
+	if len(msgs) != 2 {
+		t.Fatalf("outbox has %d messages, want 2", len(msgs))
+	}
+	for _, m := range msgs {
+		if !strings.Contains(m.Text, "5 USD left of 50 USD") && !strings.Contains(string(m.Body), "5 USD left of 50 USD") {
+			t.Errorf("%s message does not say what is left:\n%s", m.Channel, m.Text)
+		}
+	}
+}

@@ -49,7 +49,14 @@ type Step struct {
 	Message     string          `json:"message,omitempty"`
 	DecidedBy   string          `json:"decided_by,omitempty"`
 	DecidedAt   *time.Time      `json:"decided_at,omitempty"`
-	CreatedAt   time.Time       `json:"created_at"`
+	// DecidedVia is how the owner decided: an approval link, the task page, Slack, the admin CLI.
+	DecidedVia string `json:"decided_via,omitempty"`
+	// AllowedBy names what allowed the step without asking: "grant <id>" or
+	// "budget <unit>"; empty when the owner decided it (or nobody has yet).
+	AllowedBy string `json:"allowed_by,omitempty"`
+	// BudgetNote says what the owner's budget leaves, for a spending step it did not cover.
+	BudgetNote string    `json:"budget_note,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
 	// ExpiresAt is when the step stops being usable: the pending deadline,
 	// then 15 minutes after approval. The store's TTL attribute follows it.
 	ExpiresAt time.Time `json:"expires_at"`

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/team"
 )
@@ -39,6 +40,9 @@ type stepRecord struct {
 	Message     string       `dynamodbav:"message,omitempty"`
 	DecidedBy   string       `dynamodbav:"decided_by,omitempty"`
 	DecidedAt   *time.Time   `dynamodbav:"decided_at,omitempty"`
+	DecidedVia  string       `dynamodbav:"decided_via,omitempty"`
+	AllowedBy   string       `dynamodbav:"allowed_by,omitempty"`
+	BudgetNote  string       `dynamodbav:"budget_note,omitempty"`
 	CreatedAt   time.Time    `dynamodbav:"created_at"`
 	ExpiresAt   time.Time    `dynamodbav:"expires_at"`
 	TTL         int64        `dynamodbav:"ttl"`
@@ -50,6 +54,7 @@ func newStepRecord(s step.Step) stepRecord {
 		ToolName: s.ToolName, Input: string(s.Input), Fingerprint: s.Fingerprint,
 		Kind: s.Kind, Target: s.Target, Amount: s.Amount, Reason: s.Reason,
 		Status: s.Status, Message: s.Message, DecidedBy: s.DecidedBy, DecidedAt: utcPtr(s.DecidedAt),
+		DecidedVia: s.DecidedVia, AllowedBy: s.AllowedBy, BudgetNote: s.BudgetNote,
 		CreatedAt: s.CreatedAt.UTC(), ExpiresAt: s.ExpiresAt.UTC(), TTL: ttlOf(s),
 	}
 }
@@ -60,6 +65,7 @@ func (r stepRecord) step() step.Step {
 		ToolName: r.ToolName, Input: json.RawMessage(r.Input), Fingerprint: r.Fingerprint,
 		Kind: r.Kind, Target: r.Target, Amount: r.Amount, Reason: r.Reason,
 		Status: r.Status, Message: r.Message, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt,
+		DecidedVia: r.DecidedVia, AllowedBy: r.AllowedBy, BudgetNote: r.BudgetNote,
 		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
 	}
 }
@@ -101,8 +107,9 @@ func (s *Store) StepsForTask(ctx context.Context, taskID string) ([]step.Step, e
 }
 
 // SaveSteps writes the steps, each only if its stored status is still its
-// Prev (or, Prev empty, only if it is new), and the task move if any, as one
-// transaction: a single failed condition is ErrConflict and nothing is written.
+// Prev (or, Prev empty, only if it is new), the audit entry of each, and the
+// task move if any, as one transaction: a single failed condition is
+// ErrConflict and nothing is written, so no step changes without its entry.
 func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
 	var items []types.TransactWriteItem
 	for _, w := range c.Steps {
@@ -119,6 +126,15 @@ func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
 			put.ExpressionAttributeValues = map[string]types.AttributeValue{":prev": stringValue(string(w.Prev))}
 		}
 		items = append(items, types.TransactWriteItem{Put: put})
+		at := c.At
+		if at.IsZero() {
+			at = time.Now().UTC()
+		}
+		entry, err := s.auditPut(audit.ForStep(w.Step, w.Prev, at))
+		if err != nil {
+			return fmt.Errorf("save step %s: audit: %w", w.Step.ID, err)
+		}
+		items = append(items, types.TransactWriteItem{Put: entry})
 	}
 	if c.Move != nil {
 		if c.PrevVersion < 1 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/task"
 )
@@ -13,8 +14,9 @@ import (
 // approval: approve completes the task with provenance owner_approved,
 // refuse sends it back to working with the owner's message.
 // round names the result the owner saw (task.ResultRound); a decision meant
-// for an earlier result is refused with who decided that one.
-func (s *Service) DecideResult(ctx context.Context, owner, taskID, round string, approve bool, message string) (task.Task, error) {
+// for an earlier result is refused with who decided that one. via says how
+// the decision reached Prickle, for the audit trail.
+func (s *Service) DecideResult(ctx context.Context, owner, taskID, round string, approve bool, message, via string) (task.Task, error) {
 	t, err := s.Store.Task(ctx, taskID)
 	if errors.Is(err, ErrNotFound) {
 		return task.Task{}, task.Refusef("no task %s", taskID)
@@ -41,6 +43,16 @@ func (s *Service) DecideResult(ctx context.Context, owner, taskID, round string,
 		return task.Task{}, fmt.Errorf("store owner decision on task %s: %w", taskID, err)
 	}
 	m.Task.Version = t.Version + 1
+	action := audit.ResultRefused
+	if approve {
+		action = audit.ResultApproved
+	}
+	detail := fmt.Sprintf("result of %s (%s) returned at %s; task now %s", t.Assignee, t.Packet.DeliverableType, round, m.Task.State)
+	if message != "" {
+		detail += fmt.Sprintf("; message: %q", message)
+	}
+	s.audit(ctx, audit.Entry{At: m.Event.At, Project: t.Project, Action: action, Actor: "owner:" + owner, Via: via,
+		TaskID: t.ID, Detail: detail, Key: fmt.Sprintf("%s#result#%d", t.ID, m.Task.Version)})
 	s.publish(ctx, event.ForTask(event.ResultDecided, m.Task, "owner:"+owner, m.Event.At))
 	if m.Task.State == task.Completed {
 		s.completed(ctx, m.Task, "owner:"+owner)

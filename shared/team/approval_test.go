@@ -26,17 +26,17 @@ func TestOwnerApprovesTheResult(t *testing.T) {
 	if tk.State != task.Approval || tk.WaitingOn == nil || *tk.WaitingOn != task.WaitingOnOwnerApproval {
 		t.Fatalf("task = %s waiting on %v, want approval waiting on owner_approval", tk.State, tk.WaitingOn)
 	}
-	if _, err := f.svc.DecideResult(ctx, "alice", tk.ID, task.ResultRound(tk), true, ""); err == nil {
+	if _, err := f.svc.DecideResult(ctx, "alice", tk.ID, task.ResultRound(tk), true, "", "test"); err == nil {
 		t.Fatal("alice, who does not own the assignee, approved the result")
 	}
-	done, err := f.svc.DecideResult(ctx, "bob", tk.ID, task.ResultRound(tk), true, "Ship it.")
+	done, err := f.svc.DecideResult(ctx, "bob", tk.ID, task.ResultRound(tk), true, "Ship it.", "test")
 	if err != nil {
 		t.Fatalf("owner approval: %v", err)
 	}
 	if done.State != task.Completed || done.Result.Provenance != task.ProvenanceOwnerApproved {
 		t.Errorf("task = %s with provenance %s, want completed and owner_approved", done.State, done.Result.Provenance)
 	}
-	_, err = f.svc.DecideResult(ctx, "bob", tk.ID, task.ResultRound(tk), false, "too late")
+	_, err = f.svc.DecideResult(ctx, "bob", tk.ID, task.ResultRound(tk), false, "too late", "test")
 	wantRefusal(t, err, "already decided by owner:bob", "completed")
 }
 
@@ -44,7 +44,7 @@ func TestAResultLinkDecidesOnlyItsOwnRound(t *testing.T) {
 	f := newFixture(t)
 	tk := f.inApproval()
 	first := task.ResultRound(tk)
-	back, err := f.svc.DecideResult(ctx, "bob", tk.ID, first, false, "Use the brand colours.")
+	back, err := f.svc.DecideResult(ctx, "bob", tk.ID, first, false, "Use the brand colours.", "test")
 	if err != nil || back.State != task.Working {
 		t.Fatalf("refusal: task %s, err %v; want working", back.State, err)
 	}
@@ -54,12 +54,12 @@ func TestAResultLinkDecidesOnlyItsOwnRound(t *testing.T) {
 	}}))
 	again := f.must(f.svc.ReviewResult(ctx, alice, team.ReviewInput{TaskID: tk.ID, Verdict: "accept"}))
 
-	_, err = f.svc.DecideResult(ctx, "bob", tk.ID, first, true, "")
+	_, err = f.svc.DecideResult(ctx, "bob", tk.ID, first, true, "", "test")
 	wantRefusal(t, err, "already decided by owner:bob")
 	if got := f.task(tk.ID); got.State != task.Approval {
 		t.Fatalf("the first round's link moved the second result to %s", got.State)
 	}
-	if _, err := f.svc.DecideResult(ctx, "bob", tk.ID, task.ResultRound(again), true, ""); err != nil {
+	if _, err := f.svc.DecideResult(ctx, "bob", tk.ID, task.ResultRound(again), true, "", "test"); err != nil {
 		t.Fatalf("the current round's link: %v", err)
 	}
 }

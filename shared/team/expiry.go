@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
@@ -28,9 +29,12 @@ func (s *Service) ExpireStep(ctx context.Context, last step.Step) error {
 	}
 	expired := cur
 	expired.Status = step.Expired
-	change := StepChange{}
+	change := StepChange{At: now}
 	if cur.Status != step.Expired && err == nil {
 		change.Steps = []StepWrite{{Step: expired, Prev: cur.Status}}
+	} else if cur.Status != step.Expired {
+		// TTL removed the step before any reader settled it: record the expiry here.
+		s.audit(ctx, audit.ForStep(expired, cur.Status, now))
 	}
 	t, err := s.Store.Task(ctx, cur.TaskID)
 	if err != nil {

@@ -9,6 +9,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/useprickle/prickle/shared/audit"
+	"github.com/useprickle/prickle/shared/budget"
+	"github.com/useprickle/prickle/shared/grant"
 	"github.com/useprickle/prickle/shared/pulse"
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
@@ -97,11 +100,14 @@ type StepWrite struct {
 	Prev step.Status
 }
 
-// StepChange is one atomic write of steps and, optionally, the task move they cause.
+// StepChange is one atomic write of steps and, optionally, the task move
+// they cause. The store appends the audit entry of every step write (see
+// audit.ForStep) in the same write, dated At.
 type StepChange struct {
 	Steps       []StepWrite
 	Move        *task.Move
 	PrevVersion int
+	At          time.Time
 }
 
 // Steps stores request_step's steps.
@@ -117,10 +123,52 @@ type Pulses interface {
 	Pulse(ctx context.Context, project string) ([]pulse.Entry, error)
 }
 
+// Grants stores owners' standing grants. A use is counted only while the
+// grant is live, so a revocation stops the very next call.
+type Grants interface {
+	// ProjectGrants lists the project's stored grants, live or not, oldest first.
+	ProjectGrants(ctx context.Context, project string) ([]grant.Grant, error)
+	// PutGrant stores a new grant; one with its id already stored is ErrConflict.
+	PutGrant(ctx context.Context, g grant.Grant) error
+	// UseGrant counts one use, only if the grant is unrevoked and unexpired at
+	// now (ErrConflict otherwise, ErrNotFound when there is none).
+	UseGrant(ctx context.Context, project, id string, now time.Time) error
+	// RevokeGrant marks the grant revoked by by at now, only if it is not yet
+	// revoked (ErrConflict otherwise, ErrNotFound when there is none).
+	RevokeGrant(ctx context.Context, project, id, by string, now time.Time) error
+}
+
+// Budgets stores owners' spending budgets and what their agents spent.
+type Budgets interface {
+	// Budget is one owner's budget in a project for a unit (ErrNotFound when unset).
+	Budget(ctx context.Context, project, owner, unit string) (budget.Budget, error)
+	ProjectBudgets(ctx context.Context, project string) ([]budget.Budget, error)
+	PutBudget(ctx context.Context, b budget.Budget) error
+	// AddSpend adds amount (negative to give back) to the spend key names,
+	// only if the total stays at or below limit when limit is set
+	// (ErrConflict otherwise, with nothing written); it returns the new total.
+	AddSpend(ctx context.Context, key budget.Spend, amount budget.Micros, limit *budget.Micros) (budget.Micros, error)
+	// Spent is what key's agent spent on key's day in key's unit (0 when nothing).
+	Spent(ctx context.Context, key budget.Spend) (budget.Micros, error)
+	// ProjectSpend lists every agent's spend in the project on a day.
+	ProjectSpend(ctx context.Context, project, day string) ([]budget.Spend, error)
+}
+
+// AuditLog is a project's trail: appended to, never changed.
+type AuditLog interface {
+	// AppendAudit stores new entries; an entry already stored is never overwritten.
+	AppendAudit(ctx context.Context, entries ...audit.Entry) error
+	// ProjectAudit lists the project's entries in time order.
+	ProjectAudit(ctx context.Context, project string) ([]audit.Entry, error)
+}
+
 // Store is everything the team service needs from storage.
 type Store interface {
 	Directory
 	Tasks
 	Steps
 	Pulses
+	Grants
+	Budgets
+	AuditLog
 }

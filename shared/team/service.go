@@ -59,6 +59,12 @@ func RandomID(prefix string) string {
 	return prefix + strings.ToLower(base32.StdEncoding.EncodeToString(b))
 }
 
+// ownerOf is the owner part of an owner/agent id: the human who answers for the agent.
+func ownerOf(agent string) string {
+	owner, _, _ := strings.Cut(agent, "/")
+	return owner
+}
+
 // now is the service clock in UTC at millisecond precision, as stored.
 func (s *Service) now() time.Time {
 	return s.Now().UTC().Truncate(time.Millisecond)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/event"
+	"github.com/useprickle/prickle/shared/grant"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
@@ -70,6 +71,7 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 	}
 
 	if match != nil {
+		change.At = now
 		out, err := s.answer(ctx, c, *match, in.ToolUseID, change)
 		if err == nil {
 			s.publish(ctx, expiredEvents(change, now)...)
@@ -77,11 +79,7 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 		return out, err
 	}
 
-	// A new step: it withdraws the one waiting, and the task waits on the owner.
-	for _, old := range pending {
-		old.Status = step.Withdrawn
-		change.Steps = append(change.Steps, StepWrite{Step: old, Prev: step.Pending})
-	}
+	// A new step. A live grant or the owner's budget may allow it at once.
 	deadline := p.StepDeadline
 	if deadline <= 0 {
 		deadline = step.DefaultPendingDeadline
@@ -92,6 +90,21 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 		Kind: in.Kind, Target: in.Target, Amount: in.Amount, Reason: in.Reason,
 		Status: step.Pending, CreatedAt: now, ExpiresAt: now.Add(deadline),
 	}
+	call := grant.Call{Project: t.Project, Agent: c.Agent, TaskID: t.ID, ToolName: in.ToolName, Canonical: canonical, Fingerprint: fp}
+	al, err := s.allowance(ctx, call, ns, now)
+	if err != nil {
+		return RequestStepOutput{}, err
+	}
+	if al.by != "" {
+		return s.allowAtOnce(ctx, ns, al, in.ToolUseID, change, now)
+	}
+	ns.BudgetNote = al.note
+
+	// Asked of the owner: it withdraws the step waiting, and the task waits on the owner.
+	for _, old := range pending {
+		old.Status = step.Withdrawn
+		change.Steps = append(change.Steps, StepWrite{Step: old, Prev: step.Pending})
+	}
 	change.Steps = append(change.Steps, StepWrite{Step: ns})
 	wait := task.WaitingOnOwnerApproval
 	from := t.State
@@ -100,6 +113,7 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 	note := fmt.Sprintf("asked owner: %s %s", in.ToolName, ns.ID)
 	change.Move = &task.Move{Task: next, Event: task.Event{At: now, By: c.Agent, Action: "step_requested", From: &from, To: task.Waiting, Note: &note}}
 	change.PrevVersion = t.Version
+	change.At = now
 	if err := s.Store.SaveSteps(ctx, change); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return RequestStepOutput{}, task.Refusef("task %s changed while asking; call request_step again", t.ID)
@@ -107,7 +121,11 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 		return RequestStepOutput{}, fmt.Errorf("store step: %w", err)
 	}
 	s.publish(ctx, append(expiredEvents(change, now), event.ForStep(event.StepRequested, ns, c.Agent, now))...)
-	return RequestStepOutput{StepID: ns.ID, Status: step.Pending, Behavior: "deny", Message: msgPending}, nil
+	msg := msgPending
+	if ns.BudgetNote != "" {
+		msg = truncate(msgPending+" ("+ns.BudgetNote+")", 500)
+	}
+	return RequestStepOutput{StepID: ns.ID, Status: step.Pending, Behavior: "deny", Message: msg}, nil
 }
 
 // expiredEvents announces the steps a write found expired on read.
@@ -150,12 +168,15 @@ func (s *Service) answer(ctx context.Context, c identity.Caller, st step.Step, t
 			return RequestStepOutput{}, fmt.Errorf("store step %s: %w", st.ID, err)
 		}
 	}
+	if out.Status == step.Consumed && st.AllowedBy == "" {
+		s.recordSpend(ctx, st, s.now())
+	}
 	return out, nil
 }
 
 // DecideStep records an owner's answer to a pending step and puts the task
-// back to work. Until approval links land, owners decide through the admin command.
-func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, approve bool, message string) (step.Step, error) {
+// back to work; via says how it reached Prickle (audit.ViaLink, ViaPage, …).
+func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, approve bool, message, via string) (step.Step, error) {
 	st, err := s.Store.Step(ctx, taskID, stepID)
 	if errors.Is(err, ErrNotFound) {
 		return step.Step{}, task.Refusef("no step %s on task %s", stepID, taskID)
@@ -175,13 +196,13 @@ func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, 
 		return step.Step{}, AlreadyDecided(eff)
 	}
 	decided := st
-	decided.DecidedBy, decided.DecidedAt, decided.Message = owner, &now, message
+	decided.DecidedBy, decided.DecidedAt, decided.Message, decided.DecidedVia = owner, &now, message, via
 	decided.Status = step.Refused
 	if approve {
 		decided.Status = step.Approved
 		decided.ExpiresAt = now.Add(step.UseWindow)
 	}
-	change := StepChange{Steps: []StepWrite{{Step: decided, Prev: step.Pending}}}
+	change := StepChange{Steps: []StepWrite{{Step: decided, Prev: step.Pending}}, At: now}
 	t, err := s.Store.Task(ctx, taskID)
 	if err != nil {
 		return step.Step{}, fmt.Errorf("load task %s: %w", taskID, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/notify"
 	"github.com/useprickle/prickle/shared/step"
@@ -35,6 +36,13 @@ type page struct {
 	CanDecide bool
 	FormToken string
 	Until     string
+	// Grant is what the form offers besides "approve once", for a step.
+	Grant grantChoice
+}
+
+// Choice feeds the grant-choice template of the decide form.
+func (p page) Choice() pendingStep {
+	return pendingStep{stepView: p.Step, ID: "step", Grant: p.Grant}
 }
 
 type stepView struct {
@@ -129,7 +137,7 @@ func (h *Handler) load(ctx context.Context, c link.Claims) (page, error) {
 		p := page{
 			Title:   fmt.Sprintf("Approve %s for %s?", st.ToolName, st.Agent),
 			Heading: fmt.Sprintf("%s asks to run %s", st.Agent, st.ToolName),
-			Step:    viewStep(eff), CanDecide: eff.Status == step.Pending, Until: stamp(eff.ExpiresAt),
+			Step:    viewStep(eff), CanDecide: eff.Status == step.Pending, Until: stamp(eff.ExpiresAt), Grant: grantChoiceOf(eff),
 		}
 		if !p.CanDecide {
 			p.Decided = stepDecided(eff)
@@ -299,9 +307,17 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	var err error
 	if c.Kind == link.KindStep {
-		_, err = h.cfg.Service.DecideStep(r.Context(), c.Owner, c.TaskID, c.StepID, approve, msg)
+		gr, gerr := grantRequestOf(r.PostForm, audit.ViaLink)
+		if gerr != nil {
+			h.badForm(w, r, gerr.Error()+".")
+			return
+		}
+		_, err = h.cfg.Service.DecideStep(r.Context(), c.Owner, c.TaskID, c.StepID, approve, msg, audit.ViaLink)
+		if err == nil && gr != nil {
+			_, err = h.cfg.Service.GrantFromStep(r.Context(), c.Owner, c.TaskID, c.StepID, *gr)
+		}
 	} else {
-		_, err = h.cfg.Service.DecideResult(r.Context(), c.Owner, c.TaskID, c.Round, approve, msg)
+		_, err = h.cfg.Service.DecideResult(r.Context(), c.Owner, c.TaskID, c.Round, approve, msg, audit.ViaLink)
 	}
 	var refusal *task.Refusal
 	if errors.As(err, &refusal) {

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/useprickle/prickle/shared/audit"
+	"github.com/useprickle/prickle/shared/grant"
 	"github.com/useprickle/prickle/shared/pulse"
 	"github.com/useprickle/prickle/shared/session"
 	"github.com/useprickle/prickle/shared/step"
@@ -301,8 +303,16 @@ type taskView struct {
 	CanDecideR bool   // the signed-in owner decides this result
 	Round      string // the result shown (task.ResultRound), so a decision never lands on a newer one
 	Timeline   []timelineEntry
-	Notice     string
-	NoticeCl   string
+	// Grants are the standing grants that can allow this task's calls: its
+	// exact-call grants and the pattern grants of its assignee.
+	Grants   []grantView
+	Notice   string
+	NoticeCl string
+}
+
+// GrantList feeds the grant-list template.
+func (v *taskView) GrantList() grantList {
+	return grantList{Root: v.Root, CSRF: v.CSRF, Project: v.Project.Slug, Task: v.Task.ID, Grants: v.Grants}
 }
 
 type pendingStep struct {
@@ -310,6 +320,7 @@ type pendingStep struct {
 	ID        string
 	CanDecide bool
 	Owner     string
+	Grant     grantChoice
 }
 
 type evidenceItem struct {
@@ -323,9 +334,7 @@ type timelineEntry struct {
 
 // taskOf loads a task the owner may see, with its project; ErrNotFound otherwise.
 func (h *Handler) taskOf(r *http.Request, me session.Session, id string) (task.Task, team.Project, error) {
-	if id == "" || len(id) > 64 || strings.ContainsFunc(id, func(c rune) bool {
-		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-')
-	}) {
+	if !validTaskID(id) {
 		return task.Task{}, team.Project{}, team.ErrNotFound
 	}
 	t, err := h.cfg.Store.Task(r.Context(), id)
@@ -359,6 +368,10 @@ func (h *Handler) taskPage(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Query().Get("decided") {
 	case "approved":
 		v.Notice, v.NoticeCl = "Approved: your decision is recorded and the agent is told.", "ok"
+	case "granted":
+		v.Notice, v.NoticeCl = "Approved, and your standing grant is saved: calls it covers are allowed without asking until it expires or you revoke it.", "ok"
+	case "revoked":
+		v.Notice, v.NoticeCl = "Revoked: the next call it would have allowed asks you again.", "ok"
 	case "refused":
 		v.Notice, v.NoticeCl = "Refused: your decision is recorded and the agent is told.", "ok"
 	}
@@ -414,8 +427,15 @@ func (h *Handler) taskViewOf(r *http.Request, me session.Session) (*taskView, in
 			continue
 		}
 		v.Steps = append(v.Steps, pendingStep{stepView: viewStep(eff), ID: eff.ID, Owner: ownerOf(eff.Agent),
-			CanDecide: ownerOf(eff.Agent) == me.Owner && t.State.Open()})
+			CanDecide: ownerOf(eff.Agent) == me.Owner && t.State.Open(), Grant: grantChoiceOf(eff)})
 	}
+	grants, err := h.room.ProjectGrants(r.Context(), t.Project)
+	if err != nil {
+		return nil, 0, err
+	}
+	v.Grants = viewGrants(grants, me.Owner, now, func(g grant.Grant) bool {
+		return g.TaskID == t.ID || (g.Scope == grant.ScopePattern && g.Agent == t.Assignee)
+	})
 	for i := len(hist) - 1; i >= 0; i-- {
 		e := hist[i]
 		te := timelineEntry{At: e.At.UTC().Format(time.RFC3339), Ago: ago(now, e.At), By: e.By, Action: strings.ReplaceAll(e.Action, "_", " "), To: string(e.To)}
@@ -473,15 +493,25 @@ func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
 		h.failed(w, r, errNoService)
 		return
 	}
+	verdict := map[bool]string{true: "approved", false: "refused"}[approve]
 	if stepID := r.PostForm.Get("step"); stepID != "" {
 		infoOf(r).kind, infoOf(r).step = "step", stepID
-		_, err = h.cfg.Service.DecideStep(r.Context(), me.Owner, t.ID, stepID, approve, msg)
+		var gr *team.GrantRequest
+		if gr, err = grantRequestOf(r.PostForm, audit.ViaPage); err != nil {
+			h.taskRefused(w, r, me, http.StatusBadRequest, err.Error())
+			return
+		}
+		_, err = h.cfg.Service.DecideStep(r.Context(), me.Owner, t.ID, stepID, approve, msg, audit.ViaPage)
+		if err == nil && gr != nil {
+			_, err = h.cfg.Service.GrantFromStep(r.Context(), me.Owner, t.ID, stepID, *gr)
+			verdict = "granted"
+		}
 	} else {
 		infoOf(r).kind = "result"
 		if ownerOf(t.Assignee) != me.Owner {
 			err = task.Refusef("the result of task %s waits for %s's approval, not yours", t.ID, ownerOf(t.Assignee))
 		} else {
-			_, err = h.cfg.Service.DecideResult(r.Context(), me.Owner, t.ID, r.PostForm.Get("round"), approve, msg)
+			_, err = h.cfg.Service.DecideResult(r.Context(), me.Owner, t.ID, r.PostForm.Get("round"), approve, msg, audit.ViaPage)
 		}
 	}
 	var refusal *task.Refusal
@@ -494,7 +524,6 @@ func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
 		h.failed(w, r, err)
 		return
 	}
-	verdict := map[bool]string{true: "approved", false: "refused"}[approve]
 	infoOf(r).outcome = verdict
 	w.Header().Set("Location", url.PathEscape(t.ID)+"?decided="+verdict)
 	w.WriteHeader(http.StatusSeeOther)

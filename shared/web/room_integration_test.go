@@ -38,3 +38,7 @@ func realRoom(t *testing.T) roomBackend {
 	}
 	return st
 }
+
+func TestOwnersOnTheRealStore(t *testing.T) {
+	runOwners(t, realRoom)
+}

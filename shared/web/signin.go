@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/budget"
 	"github.com/useprickle/prickle/shared/event"
+	"github.com/useprickle/prickle/shared/grant"
 	"github.com/useprickle/prickle/shared/pulse"
 	"github.com/useprickle/prickle/shared/session"
 	"github.com/useprickle/prickle/shared/step"
@@ -31,6 +33,9 @@ type RoomStore interface {
 	// AllowSignInRequest counts a sign-in link asked for a name and says
 	// whether it is within the per-name limit.
 	AllowSignInRequest(ctx context.Context, owner string, now time.Time) (bool, error)
+	ProjectGrants(ctx context.Context, project string) ([]grant.Grant, error)
+	ProjectBudgets(ctx context.Context, project string) ([]budget.Budget, error)
+	ProjectSpend(ctx context.Context, project, day string) ([]budget.Spend, error)
 	session.Markers
 }
 

@@ -11,6 +11,9 @@
 //	GET  /                 the signed-in owner's projects (or the sign-in form)
 //	GET  /p/{project}      Team Pulse; /p/{project}/pulse is its live fragment (polled by /static/pulse.js)
 //	GET  /p/{project}/tasks the board (filters: agent, type)
+//	GET  /p/{project}/owners grants (revocable), budgets (the owner sets their own), today's spend, audit downloads
+//	POST /p/{project}/budgets, /p/{project}/grants/{grant}/revoke   the owners page's forms
+//	GET  /p/{project}/audit.csv, /p/{project}/audit.json            the project's audit trail
 //	GET  /t/{task}         the task page; POST decides its pending step or result as the signed-in owner
 //	GET  /docs/reference/mcp-tools[?tool=name] the tool reference, generated from the catalog; public
 //	GET  /static/…         the one stylesheet and pulse.js
@@ -120,6 +123,11 @@ func New(cfg Config) *Handler {
 		h.mux.HandleFunc("GET /p/{project}", h.teamPulse)
 		h.mux.HandleFunc("GET /p/{project}/pulse", h.pulseFragment)
 		h.mux.HandleFunc("GET /p/{project}/tasks", h.board)
+		h.mux.HandleFunc("GET /p/{project}/owners", h.ownersPage)
+		h.mux.HandleFunc("POST /p/{project}/budgets", h.setBudget)
+		h.mux.HandleFunc("POST /p/{project}/grants/{grant}/revoke", h.revokeGrant)
+		h.mux.HandleFunc("GET /p/{project}/audit.csv", h.auditExport)
+		h.mux.HandleFunc("GET /p/{project}/audit.json", h.auditExport)
 		h.mux.HandleFunc("GET /t/{task}", h.taskPage)
 		h.mux.HandleFunc("POST /t/{task}", h.decideOnTask)
 	}

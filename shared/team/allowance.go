@@ -1,0 +1,144 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"time"
+
+	"github.com/useprickle/prickle/shared/budget"
+	"github.com/useprickle/prickle/shared/grant"
+	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/task"
+)
+
+// What request_step says when a grant or a budget allowed the call without asking.
+const (
+	msgGrantAllowed  = "allowed by your owner's standing grant %s: make exactly that call, once, now"
+	msgBudgetAllowed = "allowed within your owner's budget (%s): make exactly that call, once, now"
+	msgAllowedLeft   = "allowed by your owner's %s, left for your permission layer: make exactly that call now"
+)
+
+// allowance is what allows a new step without asking: a grant or a budget
+// (by), the owner it speaks for, and, for a budget, what is left (note).
+// A budget that did not cover the step leaves by empty and note saying why.
+type allowance struct {
+	by, owner, note string
+	grant           string
+	// refund gives a budget's debit back if the step cannot be stored.
+	refund func(context.Context)
+}
+
+// allowance checks the owner's live grants first, then, for a spending
+// step with an amount, the owner's budget in its unit. A grant's use and a
+// budget's debit are conditional writes: of racing calls, only those within
+// the grant's life and the budget's limit are allowed.
+func (s *Service) allowance(ctx context.Context, call grant.Call, ns step.Step, now time.Time) (allowance, error) {
+	grants, err := s.Store.ProjectGrants(ctx, call.Project)
+	if err != nil {
+		return allowance{}, fmt.Errorf("read grants of project %s: %w", call.Project, err)
+	}
+	for _, g := range grants {
+		if !g.Allows(call, now) {
+			continue
+		}
+		err := s.Store.UseGrant(ctx, g.Project, g.ID, now)
+		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+			continue // revoked or expired this very moment
+		}
+		if err != nil {
+			return allowance{}, fmt.Errorf("use grant %s: %w", g.ID, err)
+		}
+		return allowance{by: "grant " + g.ID, owner: g.Owner, grant: g.ID}, nil
+	}
+	if ns.Kind != "spending" || ns.Amount == nil {
+		return allowance{}, nil
+	}
+	owner := ownerOf(ns.Agent)
+	b, err := s.Store.Budget(ctx, call.Project, owner, ns.Amount.Unit)
+	if errors.Is(err, ErrNotFound) {
+		return allowance{}, nil
+	}
+	if err != nil {
+		return allowance{}, fmt.Errorf("read budget of %s in %s: %w", owner, call.Project, err)
+	}
+	key := budget.Spend{Project: call.Project, Owner: owner, Unit: b.Unit, Agent: ns.Agent, Day: budget.Day(now)}
+	amount, ok := budget.FromUnits(ns.Amount.Value)
+	if ok && b.AutoAllow {
+		after, err := s.Store.AddSpend(ctx, key, amount, &b.PerAgentPerDay)
+		switch {
+		case err == nil:
+			return allowance{by: "budget " + b.Unit, owner: owner, note: b.Note(ns.Agent, after), refund: func(ctx context.Context) {
+				if _, err := s.Store.AddSpend(ctx, key, -amount, nil); err != nil {
+					slog.ErrorContext(ctx, "give back budget debit failed", "project", key.Project, "agent", key.Agent, "error", err.Error())
+				}
+			}}, nil
+		case !errors.Is(err, ErrConflict):
+			return allowance{}, fmt.Errorf("debit budget of %s: %w", owner, err)
+		}
+	}
+	spent, err := s.Store.Spent(ctx, key)
+	if err != nil {
+		return allowance{}, fmt.Errorf("read spend of %s: %w", ns.Agent, err)
+	}
+	note := b.Note(ns.Agent, spent)
+	if b.AutoAllow && ok {
+		note = fmt.Sprintf("over budget: %s asks %s %s, %s", ns.Agent, amount, b.Unit, note)
+	}
+	return allowance{note: note}, nil
+}
+
+// allowAtOnce stores a step a grant or budget allowed: consumed when the
+// client's permission layer asks (tool_use_id), else approved for the
+// 15-minute use window. The task does not wait and nobody is notified; the
+// audit entry of the step write says which grant or budget allowed it.
+func (s *Service) allowAtOnce(ctx context.Context, ns step.Step, al allowance, toolUseID string, change StepChange, now time.Time) (RequestStepOutput, error) {
+	ns.AllowedBy, ns.DecidedBy, ns.DecidedAt, ns.BudgetNote = al.by, al.owner, &now, al.note
+	ns.Status, ns.ExpiresAt = step.Approved, now.Add(step.UseWindow)
+	out := RequestStepOutput{StepID: ns.ID, Status: step.Approved, Behavior: "deny", Message: fmt.Sprintf(msgAllowedLeft, al.by)}
+	if toolUseID != "" {
+		ns.Status = step.Consumed
+		msg := fmt.Sprintf(msgGrantAllowed, al.grant)
+		if al.grant == "" {
+			msg = fmt.Sprintf(msgBudgetAllowed, al.note)
+		}
+		out = RequestStepOutput{StepID: ns.ID, Status: step.Consumed, Behavior: "allow", UpdatedInput: ns.Input, Message: truncate(msg, 500)}
+	}
+	change.Steps = append(change.Steps, StepWrite{Step: ns})
+	change.At = now
+	if err := s.Store.SaveSteps(ctx, change); err != nil {
+		if al.refund != nil {
+			al.refund(context.WithoutCancel(ctx))
+		}
+		if errors.Is(err, ErrConflict) {
+			return RequestStepOutput{}, task.Refusef("task %s changed while asking; call request_step again", ns.TaskID)
+		}
+		return RequestStepOutput{}, fmt.Errorf("store allowed step: %w", err)
+	}
+	s.publish(ctx, expiredEvents(change, now)...)
+	return out, nil
+}
+
+// recordSpend counts a spending step the owner approved against the
+// owner's budget in its unit, if there is one, so the project page shows
+// all that was spent; it never refuses (the owner already said yes).
+func (s *Service) recordSpend(ctx context.Context, st step.Step, now time.Time) {
+	if st.Kind != "spending" || st.Amount == nil {
+		return
+	}
+	owner := ownerOf(st.Agent)
+	b, err := s.Store.Budget(ctx, st.Project, owner, st.Amount.Unit)
+	if err != nil {
+		return // no budget in that unit: nothing to count against
+	}
+	amount, ok := budget.FromUnits(st.Amount.Value)
+	if !ok {
+		return
+	}
+	key := budget.Spend{Project: st.Project, Owner: owner, Unit: b.Unit, Agent: st.Agent, Day: budget.Day(now)}
+	if _, err := s.Store.AddSpend(ctx, key, amount, nil); err != nil {
+		slog.ErrorContext(ctx, "record approved spend failed", "step", st.ID, "error", err.Error())
+	}
+}
