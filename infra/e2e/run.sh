@@ -9,6 +9,7 @@
 #   conformance/  @modelcontextprotocol/conformance, --spec-version 2025-11-25 and 2026-07-28
 #   web/          approval pages in headless Chromium (playwright-core; its own server on the emulator)  node --test
 #   story/        the owners-decide story on this stack: SDK client, dev outbox wake-ups and links, Chromium  node --test
+#   owners/       grants, budgets and the audit trail: woken runs (SDK client), the owner in Chromium  node --test
 #   pages/        sign-in, Team Pulse, board, task pages, tool reference in Chromium + axe-core; runs last (moves seeded tasks)  node --test
 # and stops the stack (its whole process group) on exit. Logs: $ARTIFACTS (default infra/e2e/artifacts).
 #
@@ -21,8 +22,8 @@ ROOT="$(cd "$E2E/../.." && pwd)"
 cd "$ROOT"
 export ARTIFACTS="${ARTIFACTS:-$E2E/artifacts}"
 rm -rf "$ARTIFACTS"; mkdir -p "$ARTIFACTS"
-SUITES="${E2E_SUITES:-ts py raw conformance web story pages}"
-[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story pages"
+SUITES="${E2E_SUITES:-ts py raw conformance web story owners pages}"
+[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story owners pages"
 PY="${PRICKLE_VENV:-$ROOT/.venv}/bin/python"
 
 die() { echo "e2e: $*" >&2; exit 2; }
@@ -88,6 +89,7 @@ for suite in $SUITES; do
     conformance) run_suite conformance bash "$E2E/conformance/run.sh" ;;
     web) run_suite web "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/web.junit.xml" "$E2E"/web/*.test.mjs ;;
     story) run_suite story "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/story.junit.xml" "$E2E"/story/*.test.mjs ;;
+    owners) run_suite owners "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/owners.junit.xml" "$E2E"/owners/*.test.mjs ;;
     pages) run_suite pages "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/pages.junit.xml" "$E2E"/pages/*.test.mjs ;;
     *) die "unknown suite $suite" ;;
   esac

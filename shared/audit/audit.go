@@ -25,6 +25,7 @@ import (
 const (
 	ViaLink   = "approval link"
 	ViaPage   = "task page"
+	ViaOwners = "owners page"
 	ViaSlack  = "slack"
 	ViaAdmin  = "admin cli"
 	ViaMCP    = "mcp"

@@ -112,7 +112,7 @@ func (s *Store) StepsForTask(ctx context.Context, taskID string) ([]step.Step, e
 // ErrConflict and nothing is written, so no step changes without its entry.
 func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
 	var items []types.TransactWriteItem
-	for _, w := range c.Steps {
+	for i, w := range c.Steps {
 		item, err := marshalItem(newStepRecord(w.Step))
 		if err != nil {
 			return fmt.Errorf("save step %s: %w", w.Step.ID, err)
@@ -130,7 +130,11 @@ func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
 		if at.IsZero() {
 			at = time.Now().UTC()
 		}
-		entry, err := s.auditPut(audit.ForStep(w.Step, w.Prev, at))
+		// The write's place in the change orders entries of the same moment
+		// (a withdrawn step before the step that withdrew it).
+		e := audit.ForStep(w.Step, w.Prev, at)
+		e.Key = fmt.Sprintf("%02d.%s", i, e.Key)
+		entry, err := s.auditPut(e)
 		if err != nil {
 			return fmt.Errorf("save step %s: audit: %w", w.Step.ID, err)
 		}

@@ -58,6 +58,10 @@ func (s *Service) GrantFromStep(ctx context.Context, owner, taskID, stepID strin
 		return grant.Grant{}, task.Refusef("step %s was asked by %s, whose owner is %s, not %s", stepID, st.Agent, o, owner)
 	}
 	now := s.now()
+	if st.DecidedAt != nil && !now.After(*st.DecidedAt) {
+		// Given with the decision: the trail lists it just after the approval.
+		now = st.DecidedAt.Add(time.Millisecond)
+	}
 	g := grant.Grant{
 		ID: s.NewID("grt_"), Project: st.Project, Owner: owner, Agent: st.Agent, Scope: r.Scope,
 		ToolName: st.ToolName, FromStep: st.ID, CreatedAt: now, ExpiresAt: now.Add(time.Duration(r.Hours) * time.Hour),

@@ -95,6 +95,8 @@ type ownersView struct {
 	Spend    []spendView
 	Day      string
 	MaxHours int
+	// Form starts the budget form from the owner's own budget, if any.
+	Form     budgetView
 	Notice   string
 	NoticeCl string
 }
@@ -151,8 +153,12 @@ func (h *Handler) ownersViewOf(r *http.Request, me session.Session, p team.Proje
 	}
 	v := &ownersView{chrome: chrome{Title: "Owners · " + p.Name, Me: me.Owner, CSRF: h.keys.FormToken(me)}, Project: p,
 		Grants: viewGrants(grants, me.Owner, now, nil), Day: day, MaxHours: grant.MaxHours}
+	v.Form = budgetView{Unit: "USD", Limit: "50"}
 	limits := map[string]budget.Budget{}
 	for _, b := range budgets {
+		if b.Owner == me.Owner {
+			v.Form = budgetView{Unit: b.Unit, Limit: b.PerAgentPerDay.String(), AutoAllow: b.AutoAllow}
+		}
 		limits[b.Owner+"#"+b.Unit] = b
 		v.Budgets = append(v.Budgets, budgetView{Owner: b.Owner, Unit: b.Unit, Limit: b.PerAgentPerDay.String(), SetAt: stamp(b.SetAt), AutoAllow: b.AutoAllow, Mine: b.Owner == me.Owner})
 	}
@@ -202,7 +208,12 @@ func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request) {
 		h.failed(w, r, errNoService)
 		return
 	}
-	_, err := h.cfg.Service.RevokeGrant(r.Context(), me.Owner, p.Slug, r.PathValue("grant"), audit.ViaPage)
+	t := r.PostForm.Get("task")
+	via := audit.ViaOwners
+	if t != "" {
+		via = audit.ViaPage
+	}
+	_, err := h.cfg.Service.RevokeGrant(r.Context(), me.Owner, p.Slug, r.PathValue("grant"), via)
 	var refusal *task.Refusal
 	if errors.As(err, &refusal) {
 		infoOf(r).outcome = "refused_by_rules"
@@ -215,7 +226,7 @@ func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request) {
 	}
 	infoOf(r).outcome = "revoked"
 	back := "../../owners?done=revoked"
-	if t := r.PostForm.Get("task"); t != "" && validTaskID(t) {
+	if validTaskID(t) {
 		back = "../../../../t/" + url.PathEscape(t) + "?decided=revoked"
 	}
 	w.Header().Set("Location", back)
@@ -238,7 +249,7 @@ func (h *Handler) setBudget(w http.ResponseWriter, r *http.Request) {
 		h.failed(w, r, errNoService)
 		return
 	}
-	_, err = h.cfg.Service.SetBudget(r.Context(), b, audit.ViaPage)
+	_, err = h.cfg.Service.SetBudget(r.Context(), b, audit.ViaOwners)
 	var refusal *task.Refusal
 	if errors.As(err, &refusal) {
 		h.ownersRefused(w, r, me, p, refusal.Msg)

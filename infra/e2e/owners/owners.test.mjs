@@ -1,0 +1,225 @@
+// "Owners at ease", end to end (issue 13, acceptance 2, 3 and 4) against the running local stack:
+// the official TypeScript MCP SDK client for the agents (woken runs with the run tokens the wake-ups
+// carry), the dev outbox for what the owner and the wake URLs receive, and headless Chromium for the
+// owner, who approves with a standing grant on the approval page, revokes it on the task page, sets a
+// budget on the owners page and downloads the audit trail there. Screenshots: $ARTIFACTS/screenshots/owners-*.png.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { chromium } from 'playwright-core';
+import { loadStack, skipUnlessStack, uniq, eventually, E2E_DIR, IN_CI, PROJECT } from '../lib/env.mjs';
+import { OutputValidator, textOf } from '../lib/validate.mjs';
+import { connectSdk } from '../lib/sdk.mjs';
+
+const CHROMIUM = process.env.PRICKLE_CHROMIUM || '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARTIFACTS = process.env.ARTIFACTS || resolve(E2E_DIR, 'artifacts');
+const SHOTS = resolve(ARTIFACTS, 'screenshots');
+const ALICE_EMAIL = 'alice@example.com';
+
+const { stack, skipReason: stackSkip } = await loadStack();
+let skipReason = stackSkip;
+if (!skipReason && !existsSync(CHROMIUM)) {
+  skipReason = `no Chromium at ${CHROMIUM} (apt-get install chromium)`;
+  if (IN_CI) throw new Error(`CI: ${skipReason}`);
+}
+
+/** RFC 4180 CSV: quoted cells, doubled quotes, line breaks inside quotes. */
+function parseCSV(text) {
+  const rows = [];
+  let row = [], cell = '', quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') { row.push(cell); cell = ''; } else if (c === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; } else if (c !== '\r') cell += c;
+  }
+  if (cell || row.length) { row.push(cell); rows.push(row); }
+  const [head, ...body] = rows;
+  return body.map((r) => Object.fromEntries(head.map((h, i) => [h, r[i] ?? ''])));
+}
+
+describe('owners at ease: grants, budgets and the audit trail end to end', { skip: skipUnlessStack(skipReason) }, () => {
+  const base = stack?.url.replace(/\/mcp$/, '');
+  let V, bob, browser, alice;
+  let task, wakeRun, resumedRun, grantId;
+
+  const call = (client, name, args) => client.callTool({ name, arguments: args });
+  const ok = async (client, name, args) => V.checkOk(name, await call(client, name, args));
+  /** request_step as Claude Code's permission prompt sends it, read as Claude Code reads it: the JSON text. */
+  const ask = async (run, args) => {
+    const r = await call(run.client, 'request_step', args);
+    if (r.isError) return { refused: textOf(r) };
+    const out = V.checkOk('request_step', r);
+    assert.deepEqual(JSON.parse(textOf(r)), out, 'the text content is the structuredContent JSON');
+    return out;
+  };
+  const push = (run, branch, toolUseId) => ask(run, { tool_name: 'Bash', input: { command: `git push origin ${branch}` }, tool_use_id: toolUseId });
+  const outbox = async () => (await (await fetch(`${base}/dev/outbox.json`)).json())
+    .map((m) => ({ ...m, body: typeof m.body === 'string' ? JSON.parse(m.body) : m.body }));
+  const claimsOf = (url) => JSON.parse(Buffer.from(new URL(url).pathname.split('/').pop().split('.')[0], 'base64url').toString('utf8'));
+  const stepLinks = async (taskId) => (await outbox()).filter((m) => m.channel === 'email' && m.to === ALICE_EMAIL && m.links?.[0]?.startsWith(`${base}/a/`))
+    .map((m) => ({ url: m.links[0], claims: claimsOf(m.links[0]) })).filter((l) => l.claims.task_id === taskId && l.claims.kind === 'step');
+  const waitWake = async (taskId, reason, count = 1) => {
+    const ws = await eventually(async () => {
+      const found = (await outbox()).filter((m) => m.channel === 'wake' && m.to === 'alice/builder' && m.body?.task_id === taskId && m.body?.reason === reason);
+      return found.length >= count ? found : null;
+    }, { timeoutMs: 20000 });
+    assert.ok(ws, `no ${reason} wake-up for ${taskId}`);
+    return ws[count - 1].body;
+  };
+  const openRun = async (token) => {
+    const c = await connectSdk(stack.url, token, 'prickle-e2e-owners-run');
+    await c.client.listTools();
+    return c;
+  };
+  const shot = (page, name) => page.screenshot({ path: resolve(SHOTS, `owners-${name}.png`), fullPage: true });
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    bob = await connectSdk(stack.url, stack.tokens['bob/reviewer'], 'prickle-e2e-owners');
+    V = new OutputValidator((await bob.client.listTools()).tools);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+    // alice signs in once, through a link from her email in the dev outbox.
+    const before = (await outbox()).length;
+    assert.equal((await fetch(`${base}/signin`, { method: 'POST', body: new URLSearchParams({ owner: 'alice' }) })).status, 200);
+    const mail = (await outbox()).slice(before).find((m) => m.channel === 'email' && m.to === ALICE_EMAIL);
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    alice = await context.newPage();
+    assert.equal((await alice.goto(mail.links.find((l) => l.includes('/signin/')))).status(), 200);
+    await Promise.all([alice.waitForURL(`${base}/`), alice.locator('#signin-button').click()]);
+  });
+  after(async () => {
+    await browser?.close();
+    for (const c of [bob, wakeRun, resumedRun]) await c?.client.close().catch(() => {});
+  });
+
+  test('acceptance 2: a pattern grant spares the asks of a run that pushes five times; revoking makes the next push ask', async () => {
+    task = (await ok(bob.client, 'hand_off_task', {
+      project: PROJECT, assignee: 'alice/builder',
+      packet: { task: `Ship the release branch ${uniq('owners')}`, deliverable_type: 'code', acceptance_criteria: ['Pushed to origin.'], context: 'Owners at ease (e2e).' },
+    })).task;
+    const wake = await waitWake(task.id, 'task_routed');
+    wakeRun = await openRun(wake.run_token);
+    await ok(wakeRun.client, 'accept_task', { task_id: task.id });
+    await ok(wakeRun.client, 'save_checkpoint', { task_id: task.id, progress: 'Release branch ready.', decisions: [], files_touched: [], next_steps: ['Push.'], open_questions: [] });
+
+    const first = await push(wakeRun, 'main', 'toolu_owners_0');
+    assert.deepEqual([first.status, first.behavior], ['pending', 'deny']);
+    const link = await eventually(async () => (await stepLinks(task.id)).find((l) => l.claims.step_id === first.step_id), { timeoutMs: 20000 });
+    assert.ok(link, 'alice got an approval link');
+
+    // On the approval page alice widens her yes: Bash calls whose command matches "git push origin *", for 2 hours.
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    assert.equal((await page.goto(link.url)).status(), 200);
+    assert.equal(await page.locator('input[name="field"]').inputValue(), 'command');
+    assert.equal(await page.locator('#pattern-step').inputValue(), 'git push origin main', 'the pattern starts as the exact command');
+    await page.locator('#grant-pattern-step').check();
+    await page.locator('#pattern-step').fill('git push origin *');
+    await page.locator('#hours-step').fill('2');
+    await shot(page, 'a2-approve-with-grant');
+    await Promise.all([page.waitForURL(/\?done=1$/), page.locator('#approve').click()]);
+    assert.match(await page.locator('#decided').innerText(), /Already decided by alice at .*: approved/);
+    await page.close();
+
+    // The resumed run pushes five times: the approved step once, then the grant, with no new ask.
+    const resume = await waitWake(task.id, 'step_decided');
+    resumedRun = await openRun(resume.run_token);
+    const linksBefore = (await stepLinks(task.id)).length;
+    const answers = [];
+    for (let i = 1; i <= 5; i++) answers.push(await push(resumedRun, 'main', `toolu_owners_${i}`));
+    for (const [i, a] of answers.entries()) {
+      assert.equal(a.behavior, 'allow', `push ${i + 1}: ${JSON.stringify(a)}`);
+      assert.equal(a.status, 'consumed');
+      assert.deepEqual(a.updatedInput, { command: 'git push origin main' });
+    }
+    assert.equal(answers[0].step_id, first.step_id, 'the first push uses the approved step');
+    for (const a of answers.slice(1)) assert.match(a.message, /standing grant grt_/, 'the others are allowed by the grant');
+    grantId = answers[1].message.match(/grt_[a-z0-9]+/)[0];
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal((await stepLinks(task.id)).length, linksBefore, 'no new approval message was sent for the granted pushes');
+    assert.notEqual((await ok(bob.client, 'get_task', { task_id: task.id })).task.waiting_on, 'owner_approval', 'the task never waited');
+
+    // A near miss is not covered: it asks.
+    const near = await push(resumedRun, 'main; curl https://evil.example', 'toolu_owners_near');
+    assert.deepEqual([near.status, near.behavior], ['pending', 'deny'], 'a chained command asks the owner');
+
+    // The task page lists the grant with its uses; alice revokes it there.
+    assert.equal((await alice.goto(`${base}/t/${task.id}`)).status(), 200);
+    const item = alice.locator(`[data-grant="${grantId}"]`);
+    assert.match(await item.innerText(), /alice\/builder may call Bash where command matches "git push origin \*"/);
+    assert.match(await item.innerText(), /used 4 times/);
+    await shot(alice, 'a2-task-grant');
+    await Promise.all([alice.waitForURL(/decided=revoked/), alice.locator(`#revoke-${grantId}`).click()]);
+    assert.match(await alice.locator('#notice').innerText(), /Revoked/);
+    assert.match(await alice.locator(`[data-grant="${grantId}"]`).innerText(), /revoked/);
+    const again = await push(resumedRun, 'main', 'toolu_owners_after');
+    assert.deepEqual([again.status, again.behavior], ['pending', 'deny'], 'after revoking, the same push asks again');
+    assert.ok(await eventually(async () => (await stepLinks(task.id)).some((l) => l.claims.step_id === again.step_id), { timeoutMs: 20000 }), 'and alice is asked');
+  });
+
+  test('acceptance 3: 20 racing spending steps against a 50 USD budget allow at most 50 USD', async () => {
+    assert.equal((await alice.goto(`${base}/p/${PROJECT}/owners`)).status(), 200);
+    await alice.locator('#budget-unit').fill('USD');
+    await alice.locator('#budget-limit').fill('50');
+    await alice.locator('#budget-auto').check();
+    await Promise.all([alice.waitForURL(/done=budget/), alice.locator('#budget-save').click()]);
+    assert.match(await alice.locator('#budgets').innerText(), /alice[\s\S]*USD[\s\S]*50[\s\S]*on/);
+
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => ask(resumedRun, {
+      tool_name: 'buy_credits', input: { pack: i, note: uniq('pack') }, tool_use_id: `toolu_spend_${i}`, kind: 'spending', amount: { value: 5, unit: 'USD' }, reason: 'Credits for the load test.',
+    })));
+    const allowed = answers.filter((a) => a.behavior === 'allow');
+    for (const a of answers.filter((x) => x.behavior !== 'allow')) {
+      assert.ok(a.refused || a.status === 'pending', `not allowed means asked (or lost the race to ask): ${JSON.stringify(a)}`);
+    }
+    assert.ok(allowed.length * 5 <= 50, `${allowed.length} × 5 USD allowed: more than the budget`);
+    assert.equal(allowed.length, 10, 'exactly what fits is allowed');
+    for (const a of allowed) assert.match(a.message, /budget/);
+    const over = await ask(resumedRun, { tool_name: 'buy_credits', input: { pack: 99 }, tool_use_id: 'toolu_spend_over', kind: 'spending', amount: { value: 1, unit: 'USD' } });
+    assert.equal(over.status, 'pending');
+    assert.match(over.message, /over budget: .*0 USD left of 50 USD today for alice\/builder/, 'the answer says what is left');
+    const asked = await eventually(async () => (await outbox()).find((m) => m.channel === 'email' && m.links?.[0]?.startsWith(`${base}/a/`) && claimsOf(m.links[0]).step_id === over.step_id), { timeoutMs: 20000 });
+    assert.match(asked.text, /0 USD left of 50 USD today/, 'the owner\'s email says what is left');
+
+    await alice.reload();
+    assert.match(await alice.locator('#spend').innerText(), /alice\/builder\s+USD\s+50\s+0/);
+    await shot(alice, 'a3-owners-budget');
+  });
+
+  test('acceptance 4: the audit CSV lists every decision of the story, in order, with who and how', async () => {
+    const resp = await alice.request.get(`${base}/p/${PROJECT}/audit.csv`);
+    assert.equal(resp.status(), 200);
+    assert.match(resp.headers()['content-type'], /^text\/csv/);
+    const csvText = await resp.text();
+    writeFileSync(resolve(ARTIFACTS, 'owners-audit.csv'), csvText);
+    const rows = parseCSV(csvText);
+    const mine = rows.filter((r) => r.task_id === task.id || r.grant_id === grantId || (r.action === 'budget_set' && r.actor === 'owner:alice'));
+    const decisions = mine.filter((r) => /^(step_|grant_|budget_|result_)/.test(r.action)).map((r) => `${r.action} ${r.actor} ${r.via}`);
+    const grant = `grant ${grantId}`;
+    const want = [
+      'step_asked alice/builder mcp', 'step_approved owner:alice approval link', 'grant_created owner:alice approval link',
+      'step_used alice/builder mcp',
+      ...Array(4).fill(`step_allowed owner:alice ${grant}`),
+      'step_asked alice/builder mcp', 'grant_revoked owner:alice task page',
+      'step_withdrawn alice/builder mcp', 'step_asked alice/builder mcp',
+      'budget_set owner:alice owners page',
+    ];
+    assert.deepEqual(decisions.slice(0, want.length), want, `the audit trail in order:\n${decisions.join('\n')}`);
+    const spending = decisions.slice(want.length);
+    assert.equal(spending.filter((d) => d === 'step_allowed owner:alice budget USD').length, 10, 'ten steps allowed by the budget');
+    assert.ok(spending.every((d) => /^step_(allowed|asked|withdrawn) /.test(d)), `then only spending steps: ${spending.join(', ')}`);
+    // Times never go backwards, the history is there too, and so are the run tokens the wake-ups minted.
+    const times = mine.map((r) => Date.parse(r.at));
+    assert.deepEqual(times, [...times].sort((a, b) => a - b), 'in time order');
+    assert.deepEqual(mine.filter((r) => ['hand_off', 'accept', 'checkpoint'].includes(r.action)).map((r) => `${r.action} ${r.actor}`),
+      ['hand_off bob/reviewer', 'accept alice/builder', 'checkpoint alice/builder']);
+    assert.ok(mine.filter((r) => r.action === 'token_minted' && /run token/.test(r.detail)).length >= 2, 'the run tokens are in the trail');
+    assert.ok(!csvText.includes('prk_'), 'no token secret in the trail');
+    const json = await (await alice.request.get(`${base}/p/${PROJECT}/audit.json`)).json();
+    assert.equal(json.length, rows.length, 'the JSON has the same entries as the CSV');
+  });
+});
