@@ -22,6 +22,7 @@ import (
 	"github.com/useprickle/prickle/shared/notify"
 	"github.com/useprickle/prickle/shared/outbox"
 	"github.com/useprickle/prickle/shared/route"
+	"github.com/useprickle/prickle/shared/slackin"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
@@ -38,6 +39,8 @@ type environment struct {
 	rules  []stack.Rule
 	tokens map[string]string
 	signer link.Signer
+	// slackSecret is the Slack signing secret the local /slack/interactivity verifies with.
+	slackSecret string
 }
 
 // prepare creates the tables template.yaml declares, seeds an empty store,
@@ -92,11 +95,16 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 	if err != nil {
 		return nil, err
 	}
-	return &environment{store: st, tables: names, rules: rules, tokens: tokens, signer: signer}, nil
+	// Kept like signing.key; local.json carries it so tests can sign Slack's requests.
+	slackKey, err := signingKey(filepath.Join(cfg.stateDir, "slack-signing.secret"))
+	if err != nil {
+		return nil, err
+	}
+	return &environment{store: st, tables: names, rules: rules, tokens: tokens, signer: signer, slackSecret: hex.EncodeToString(slackKey)}, nil
 }
 
-// signingKey keeps the approval links' HMAC key across restarts, so links
-// in the outbox of an earlier run still open.
+// signingKey keeps a 32-byte secret (the approval links' HMAC key, the Slack
+// signing secret) across restarts, so links in the outbox of an earlier run still open.
 func signingKey(path string) ([]byte, error) {
 	if b, err := os.ReadFile(path); err == nil {
 		if key, err := hex.DecodeString(string(b)); err == nil && len(key) >= 32 {
@@ -117,7 +125,7 @@ func signingKey(path string) ([]byte, error) {
 
 // handler wires what the cloud runs as separate functions into one process:
 // /mcp routed by header to per-tool endpoints as the custom domain does, the
-// web pages, the dev outbox, and the event rules of template.yaml delivering
+// web pages, Slack's interactivity endpoint, the dev outbox, and the event rules of template.yaml delivering
 // to notify, wake and route in-process. Every agent's wake URL is the
 // stack's own receiver, so wake-ups land in the outbox too.
 func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL string) (http.Handler, error) {
@@ -154,8 +162,15 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 			Text: fmt.Sprintf("run %s for task %s (%s)", p.RunID, p.TaskID, p.Reason), Body: body})
 		return nil
 	})
+	// Slack's buttons: the dev outbox stands in for views.open and the
+	// response_url (nothing is sent to Slack; no URL from a payload is called).
+	slack := slackin.New(slackin.Config{
+		Secret: []byte(e.slackSecret), Replays: e.store, Signer: e.signer, Owners: e.store, Decider: svc, Slack: box,
+		Now: time.Now, Log: log.With("function", "slack"),
+	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp)
+	mux.Handle(slackin.Path, slack)
 	mux.Handle(wake.ReceiverPath, receiver)
 	mux.Handle("/", pages)
 	return mux, nil
