@@ -9,6 +9,7 @@
 #   conformance/  @modelcontextprotocol/conformance, --spec-version 2025-11-25 and 2026-07-28
 #   web/          approval pages in headless Chromium (playwright-core; its own server on the emulator)  node --test
 #   story/        the owners-decide story on this stack: SDK client, dev outbox wake-ups and links, Chromium  node --test
+#   slack/        approve inside Slack: signed block_actions / view_submission payloads to /slack/interactivity  node --test
 #   pages/        sign-in, Team Pulse, board, task pages, tool reference in Chromium + axe-core; runs last (moves seeded tasks)  node --test
 # and stops the stack (its whole process group) on exit. Logs: $ARTIFACTS (default infra/e2e/artifacts).
 #
@@ -21,8 +22,8 @@ ROOT="$(cd "$E2E/../.." && pwd)"
 cd "$ROOT"
 export ARTIFACTS="${ARTIFACTS:-$E2E/artifacts}"
 rm -rf "$ARTIFACTS"; mkdir -p "$ARTIFACTS"
-SUITES="${E2E_SUITES:-ts py raw conformance web story pages}"
-[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story pages"
+SUITES="${E2E_SUITES:-ts py raw conformance web story slack pages}"
+[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story slack pages"
 PY="${PRICKLE_VENV:-$ROOT/.venv}/bin/python"
 
 die() { echo "e2e: $*" >&2; exit 2; }
@@ -88,6 +89,7 @@ for suite in $SUITES; do
     conformance) run_suite conformance bash "$E2E/conformance/run.sh" ;;
     web) run_suite web "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/web.junit.xml" "$E2E"/web/*.test.mjs ;;
     story) run_suite story "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/story.junit.xml" "$E2E"/story/*.test.mjs ;;
+    slack) run_suite slack "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/slack.junit.xml" "$E2E"/slack/*.test.mjs ;;
     pages) run_suite pages "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/pages.junit.xml" "$E2E"/pages/*.test.mjs ;;
     *) die "unknown suite $suite" ;;
   esac
