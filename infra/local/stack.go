@@ -78,6 +78,8 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 			return nil, err
 		}
 		fmt.Println("seeded     website-v2 (alice, bob) and mobile-app (carol)")
+	} else if err := backfillSlackUsers(ctx, st); err != nil {
+		return nil, err
 	}
 	prev, err := readState(filepath.Join(cfg.stateDir, "local.json"))
 	if err != nil {
@@ -101,6 +103,26 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 		return nil, err
 	}
 	return &environment{store: st, tables: names, rules: rules, tokens: tokens, signer: signer, slackSecret: hex.EncodeToString(slackKey)}, nil
+}
+
+// backfillSlackUsers gives the seeded owners of a state seeded before they
+// had Slack user ids theirs, so the Slack buttons work without PRICKLE_FRESH;
+// an id set since (create-owner --slack-user) is kept.
+func backfillSlackUsers(ctx context.Context, st *store.Store) error {
+	for _, seeded := range seedOwners {
+		o, err := st.Owner(ctx, seeded.Name)
+		if errors.Is(err, team.ErrNotFound) || (err == nil && (o.SlackUserID != "" || seeded.SlackUserID == "")) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("backfill Slack user of %s: %w", seeded.Name, err)
+		}
+		o.SlackUserID = seeded.SlackUserID
+		if err := st.PutOwner(ctx, o); err != nil {
+			return fmt.Errorf("backfill Slack user of %s: %w", seeded.Name, err)
+		}
+	}
+	return nil
 }
 
 // signingKey keeps a 32-byte secret (the approval links' HMAC key, the Slack
