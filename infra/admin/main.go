@@ -31,7 +31,9 @@ const usage = `usage: go run ./infra/admin <command> [--local] [flags]
 
 commands:
   create-project --slug S --name N [--owner-approval code,doc] [--step-deadline 24h]
-  create-owner   --name N [--email E] [--slack-channel C]
+  create-owner   --name N [--email E] [--slack-channel C] [--slack-user U]
+                 --slack-user is the owner's Slack member id (U0123ABC): only that
+                 person may press Approve / Refuse on the owner's Slack messages
   create-agent   --id owner/agent --projects p1,p2
   mint-token     --agent owner/agent           prints the new agent token once
   revoke-tokens  --agent owner/agent           revokes every token of the agent
@@ -91,6 +93,7 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 	deadline := fs.Duration("step-deadline", 24*time.Hour, "how long a pending step waits for its owner")
 	email := fs.String("email", "", "owner email")
 	slack := fs.String("slack-channel", "", "owner Slack channel")
+	slackUser := fs.String("slack-user", "", "owner Slack member id (U0123ABC), who may decide from Slack buttons")
 	id := fs.String("id", "", "agent id owner/agent")
 	projects := fs.String("projects", "", "project slugs, comma-separated")
 	agent := fs.String("agent", "", "agent id owner/agent")
@@ -140,7 +143,7 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 		if err := need(map[string]string{"name": *name}); err != nil {
 			return nil, err
 		}
-		return map[string]any{"owner": *name}, adm.CreateOwner(ctx, admin.Owner{Name: *name, Email: *email, SlackChannel: *slack})
+		return map[string]any{"owner": *name}, adm.CreateOwner(ctx, admin.Owner{Name: *name, Email: *email, SlackChannel: *slack, SlackUserID: *slackUser})
 	case "create-agent":
 		if err := need(map[string]string{"id": *id, "projects": *projects}); err != nil {
 			return nil, err

@@ -10,6 +10,7 @@
 #   web/          approval pages in headless Chromium (playwright-core; its own server on the emulator)  node --test
 #   story/        the owners-decide story on this stack: SDK client, dev outbox wake-ups and links, Chromium  node --test
 #   owners/       grants, budgets and the audit trail: woken runs (SDK client), the owner in Chromium  node --test
+#   slack/        approve inside Slack: signed block_actions / view_submission payloads to /slack/interactivity  node --test
 #   pages/        sign-in, Team Pulse, board, task pages, tool reference in Chromium + axe-core; runs last (moves seeded tasks)  node --test
 # and stops the stack (its whole process group) on exit. Logs: $ARTIFACTS (default infra/e2e/artifacts).
 #
@@ -22,8 +23,8 @@ ROOT="$(cd "$E2E/../.." && pwd)"
 cd "$ROOT"
 export ARTIFACTS="${ARTIFACTS:-$E2E/artifacts}"
 rm -rf "$ARTIFACTS"; mkdir -p "$ARTIFACTS"
-SUITES="${E2E_SUITES:-ts py raw conformance web story owners pages}"
-[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story owners pages"
+SUITES="${E2E_SUITES:-ts py raw conformance web story owners slack pages}"
+[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story owners slack pages"
 PY="${PRICKLE_VENV:-$ROOT/.venv}/bin/python"
 
 die() { echo "e2e: $*" >&2; exit 2; }
@@ -90,6 +91,7 @@ for suite in $SUITES; do
     web) run_suite web "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/web.junit.xml" "$E2E"/web/*.test.mjs ;;
     story) run_suite story "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/story.junit.xml" "$E2E"/story/*.test.mjs ;;
     owners) run_suite owners "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/owners.junit.xml" "$E2E"/owners/*.test.mjs ;;
+    slack) run_suite slack "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/slack.junit.xml" "$E2E"/slack/*.test.mjs ;;
     pages) run_suite pages "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/pages.junit.xml" "$E2E"/pages/*.test.mjs ;;
     *) die "unknown suite $suite" ;;
   esac

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/session"
+	"github.com/useprickle/prickle/shared/slackin"
 )
 
 func main() {
@@ -90,7 +91,8 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 		return err
 	}
 	mcpURL := "http://" + ln.Addr().String() + "/mcp"
-	state := localState{MCPURL: mcpURL, Tokens: env.tokens, DynamoDBEndpoint: endpoint, Tables: env.tables}
+	state := localState{MCPURL: mcpURL, Tokens: env.tokens, DynamoDBEndpoint: endpoint, Tables: env.tables,
+		SlackInteractivityURL: "http://" + ln.Addr().String() + slackin.Path, SlackSigningSecret: env.slackSecret}
 	path := filepath.Join(cfg.stateDir, "local.json")
 	if err := state.write(path); err != nil {
 		return err
@@ -122,6 +124,7 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 func printWelcome(s localState, path string) {
 	fmt.Printf("mcp        %s\n", s.MCPURL)
 	fmt.Printf("tokens     %s (mode 0600; demo tokens of the seeded agents)\n", path)
+	fmt.Printf("slack      %s (the buttons' endpoint; its signing secret is in %s)\n", s.SlackInteractivityURL, path)
 	fmt.Println()
 	fmt.Println("Connect Claude Code as alice/writer (assignee of example-task-id):")
 	fmt.Printf("  claude mcp add --transport http prickle %s --header \"Authorization: Bearer %s\"\n", s.MCPURL, s.Tokens["alice/writer"])

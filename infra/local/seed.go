@@ -22,8 +22,8 @@ var (
 		{Slug: "mobile-app", Name: "Mobile app", StepDeadline: step.DefaultPendingDeadline},
 	}
 	seedOwners = []admin.Owner{
-		{Name: "alice", Email: "alice@example.com", SlackChannel: "#alice-agents"},
-		{Name: "bob", Email: "bob@example.com", SlackChannel: "#website"},
+		{Name: "alice", Email: "alice@example.com", SlackChannel: "#alice-agents", SlackUserID: "U0ALICE"},
+		{Name: "bob", Email: "bob@example.com", SlackChannel: "#website", SlackUserID: "U0BOB"},
 		{Name: "carol", Email: "carol@example.com"},
 	}
 	seedAgents = map[string][]string{

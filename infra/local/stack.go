@@ -22,6 +22,7 @@ import (
 	"github.com/useprickle/prickle/shared/notify"
 	"github.com/useprickle/prickle/shared/outbox"
 	"github.com/useprickle/prickle/shared/route"
+	"github.com/useprickle/prickle/shared/slackin"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
@@ -38,6 +39,8 @@ type environment struct {
 	rules  []stack.Rule
 	tokens map[string]string
 	signer link.Signer
+	// slackSecret is the Slack signing secret the local /slack/interactivity verifies with.
+	slackSecret string
 }
 
 // prepare creates the tables template.yaml declares, seeds an empty store,
@@ -75,6 +78,8 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 			return nil, err
 		}
 		fmt.Println("seeded     website-v2 (alice, bob) and mobile-app (carol)")
+	} else if err := backfillSlackUsers(ctx, st); err != nil {
+		return nil, err
 	}
 	prev, err := readState(filepath.Join(cfg.stateDir, "local.json"))
 	if err != nil {
@@ -92,11 +97,36 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 	if err != nil {
 		return nil, err
 	}
-	return &environment{store: st, tables: names, rules: rules, tokens: tokens, signer: signer}, nil
+	// Kept like signing.key; local.json carries it so tests can sign Slack's requests.
+	slackKey, err := signingKey(filepath.Join(cfg.stateDir, "slack-signing.secret"))
+	if err != nil {
+		return nil, err
+	}
+	return &environment{store: st, tables: names, rules: rules, tokens: tokens, signer: signer, slackSecret: hex.EncodeToString(slackKey)}, nil
 }
 
-// signingKey keeps the approval links' HMAC key across restarts, so links
-// in the outbox of an earlier run still open.
+// backfillSlackUsers gives the seeded owners of a state seeded before they
+// had Slack user ids theirs, so the Slack buttons work without PRICKLE_FRESH;
+// an id set since (create-owner --slack-user) is kept.
+func backfillSlackUsers(ctx context.Context, st *store.Store) error {
+	for _, seeded := range seedOwners {
+		o, err := st.Owner(ctx, seeded.Name)
+		if errors.Is(err, team.ErrNotFound) || (err == nil && (o.SlackUserID != "" || seeded.SlackUserID == "")) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("backfill Slack user of %s: %w", seeded.Name, err)
+		}
+		o.SlackUserID = seeded.SlackUserID
+		if err := st.PutOwner(ctx, o); err != nil {
+			return fmt.Errorf("backfill Slack user of %s: %w", seeded.Name, err)
+		}
+	}
+	return nil
+}
+
+// signingKey keeps a 32-byte secret (the approval links' HMAC key, the Slack
+// signing secret) across restarts, so links in the outbox of an earlier run still open.
 func signingKey(path string) ([]byte, error) {
 	if b, err := os.ReadFile(path); err == nil {
 		if key, err := hex.DecodeString(string(b)); err == nil && len(key) >= 32 {
@@ -117,7 +147,7 @@ func signingKey(path string) ([]byte, error) {
 
 // handler wires what the cloud runs as separate functions into one process:
 // /mcp routed by header to per-tool endpoints as the custom domain does, the
-// web pages, the dev outbox, and the event rules of template.yaml delivering
+// web pages, Slack's interactivity endpoint, the dev outbox, and the event rules of template.yaml delivering
 // to notify, wake and route in-process. Every agent's wake URL is the
 // stack's own receiver, so wake-ups land in the outbox too.
 func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL string) (http.Handler, error) {
@@ -154,8 +184,15 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 			Text: fmt.Sprintf("run %s for task %s (%s)", p.RunID, p.TaskID, p.Reason), Body: body})
 		return nil
 	})
+	// Slack's buttons: the dev outbox stands in for views.open and the
+	// response_url (nothing is sent to Slack; no URL from a payload is called).
+	slack := slackin.New(slackin.Config{
+		Secret: []byte(e.slackSecret), Replays: e.store, Signer: e.signer, Owners: e.store, Decider: svc, Slack: box,
+		Now: time.Now, Log: log.With("function", "slack"),
+	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp)
+	mux.Handle(slackin.Path, slack)
 	mux.Handle(wake.ReceiverPath, receiver)
 	mux.Handle("/", pages)
 	return mux, nil

@@ -14,6 +14,9 @@ type localState struct {
 	Tokens           map[string]string `json:"tokens"`
 	DynamoDBEndpoint string            `json:"dynamodb_endpoint"`
 	Tables           map[string]string `json:"tables"`
+	// SlackInteractivityURL and SlackSigningSecret let a test sign requests as Slack does.
+	SlackInteractivityURL string `json:"slack_interactivity_url"`
+	SlackSigningSecret    string `json:"slack_signing_secret"`
 }
 
 func (s localState) write(path string) error {

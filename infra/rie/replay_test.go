@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,9 +24,13 @@ import (
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/catalog"
+	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/link"
+	"github.com/useprickle/prickle/shared/slackin"
+	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/team"
 )
 
 // fixture stores what the stream samples of events/ refer to: the task
@@ -58,8 +63,27 @@ func fixture(ctx context.Context) error {
 	waiting := tk
 	waiting.State, waiting.WaitingOn, waiting.UpdatedAt = task.Waiting, &wait, created.Add(time.Hour)
 	from := task.Working
-	return st.ApplyMove(ctx, 1, task.Move{Task: waiting, Event: task.Event{At: waiting.UpdatedAt, By: "bo/codex", Action: "request_step", From: &from, To: task.Waiting}})
+	if err := st.ApplyMove(ctx, 1, task.Move{Task: waiting, Event: task.Event{At: waiting.UpdatedAt, By: "bo/codex", Action: "request_step", From: &from, To: task.Waiting}}); err != nil {
+		return err
+	}
+	// The step of alice/writer that events/slack-block-actions.json approves from Slack.
+	run := identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindRun, TaskID: "example-task-id", RunID: "run_rie_slack"}
+	out, err := team.New(st).RequestStep(ctx, run, team.RequestStepInput{
+		ToolName: "Bash", Input: json.RawMessage(`{"command":"git push origin main"}`), Kind: "outbound", Target: "origin", Reason: "replay of the Slack sample",
+	})
+	if err != nil {
+		return err
+	}
+	slackStep, err = st.Step(ctx, "example-task-id", out.StepID)
+	fixtureStore = st
+	return err
 }
+
+// slackStep is the pending step the Slack sample approves; fixtureStore reads it back.
+var (
+	slackStep    step.Step
+	fixtureStore *store.Store
+)
 
 var rs *Stack
 
@@ -97,7 +121,9 @@ func placeholders(t *testing.T, raw []byte) []byte {
 	// A validly signed link to a step that does not exist: the page must
 	// get past the signature and the form check and answer "not found".
 	token := signer.Sign(link.ForStep("example-task-id", "stp_replaymissing01", "alice", time.Now().Add(time.Hour)))
+	slackToken := signer.Sign(link.ForStep(slackStep.TaskID, slackStep.ID, "alice", slackStep.ExpiresAt))
 	s := strings.NewReplacer(
+		"REPLACE_WITH_SLACK_APPROVE_TOKEN", slackToken,
 		"REPLACE_WITH_AGENT_TOKEN", rs.Local.Tokens["alice/writer"],
 		"REPLACE_WITH_APPROVAL_TOKEN", token,
 		"REPLACE_WITH_FORM_TOKEN", signer.FormToken(token),
@@ -159,6 +185,9 @@ func target(req events.APIGatewayProxyRequest) string {
 		}
 		return "mcp"
 	}
+	if strings.HasPrefix(req.Path, "/slack/") {
+		return "slack"
+	}
 	return "web"
 }
 
@@ -168,6 +197,16 @@ func replayProxy(t *testing.T, name string, payload []byte) {
 		t.Fatal(err)
 	}
 	fn := target(req)
+	if req.Headers[slackin.HeaderSignature] == "REPLACE_WITH_SLACK_SIGNATURE" {
+		// Signed as Slack signs it, now.
+		ts := strconv.FormatInt(time.Now().Unix(), 10)
+		req.Headers[slackin.HeaderTimestamp] = ts
+		req.Headers[slackin.HeaderSignature] = slackin.Sign([]byte(rs.SlackSecret), ts, []byte(req.Body))
+		var err error
+		if payload, err = json.Marshal(req); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var resp events.APIGatewayProxyResponse
 	if err := json.Unmarshal(invoke(t, fn, payload), &resp); err != nil {
 		t.Fatalf("%s: response is not an API Gateway proxy response: %v", fn, err)
@@ -209,6 +248,20 @@ func replayProxy(t *testing.T, name string, payload []byte) {
 		}
 		if ct := resp.Headers["Content-Type"] + strings.Join(resp.MultiValueHeaders["Content-Type"], ""); !strings.Contains(ct, "text/html") {
 			t.Fatalf("content type %q, want an HTML page", ct)
+		}
+	case "slack-block-actions.json":
+		// alice's click on Approve, signed with the function's secret: the
+		// step is approved by alice; the same signed request again is a replay.
+		if fn != "slack" || resp.StatusCode != 200 {
+			t.Fatalf("%s answered %d, want 200: %.300s", fn, resp.StatusCode, body)
+		}
+		got, err := fixtureStore.Step(context.Background(), slackStep.TaskID, slackStep.ID)
+		if err != nil || got.Status != step.Approved || got.DecidedBy != "alice" {
+			t.Fatalf("step after the Slack click = %s by %q (%v), want approved by alice", got.Status, got.DecidedBy, err)
+		}
+		var again events.APIGatewayProxyResponse
+		if err := json.Unmarshal(invoke(t, fn, payload), &again); err != nil || again.StatusCode != 401 {
+			t.Fatalf("replayed Slack request answered %d (%v), want 401", again.StatusCode, err)
 		}
 	default:
 		if resp.StatusCode >= 500 {

@@ -67,10 +67,12 @@ type Stack struct {
 	StatePath string // local.json of this stack (MCP URL → the router)
 	// SigningKey is the approval-link key the functions run with (SIGNING_KEY).
 	SigningKey string
-	rules      []stack.Rule
-	servers    []*http.Server
-	deliver    sync.WaitGroup
-	delivered  chan string
+	// SlackSecret is the Slack signing secret the slack function runs with (SLACK_SIGNING_SECRET).
+	SlackSecret string
+	rules       []stack.Rule
+	servers     []*http.Server
+	deliver     sync.WaitGroup
+	delivered   chan string
 }
 
 // localState mirrors infra/local's local.json.
@@ -154,6 +156,8 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	s.SigningKey = hex.EncodeToString(key)
+	_, _ = rand.Read(key)
+	s.SlackSecret = hex.EncodeToString(key)
 	common := []string{
 		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true",
 		"PRICKLE_DYNAMODB_ENDPOINT=" + s.Local.DynamoDBEndpoint,
@@ -171,6 +175,9 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 			for _, t := range catalog.All() {
 				env = append(env, "TOOL_FUNCTION_"+strings.ToUpper(t.Name)+"="+t.Name)
 			}
+		}
+		if f.Name == "slack" {
+			env = append(env, "SLACK_SIGNING_SECRET="+s.SlackSecret)
 		}
 		if err := s.startRIE(ctx, rie, f, env); err != nil {
 			return nil, err
@@ -411,7 +418,8 @@ func (s *Stack) Counts() map[string]int {
 
 // Router serves /mcp as the custom domain's routing rules do: Mcp-Name tool
 // calls straight to the tool's function, everything else to mcp; each hop is
-// a Lambda Invoke with the API Gateway proxy event. / and /a/... go to web.
+// a Lambda Invoke with the API Gateway proxy event. /slack/... goes to
+// slack; / and /a/... go to web.
 func (s *Stack) Router() (http.Handler, error) {
 	tools := map[string]http.Handler{}
 	for _, t := range catalog.All() {
@@ -423,6 +431,9 @@ func (s *Stack) Router() (http.Handler, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(s.Counts())
 	})
+	if s.Functions["slack"] != nil {
+		mux.Handle("/slack/", mcplambda.Forward{Lambda: s, Function: "slack"})
+	}
 	if s.Functions["web"] != nil {
 		mux.Handle("/", mcplambda.Forward{Lambda: s, Function: "web"})
 	}

@@ -102,7 +102,7 @@ func Check(t *Template, rights map[string]Rights) []string {
 						}
 					case "ssm":
 						if !want.Secrets || !ActionMatches(a, "ssm:GetParameter") || strings.HasPrefix(a, "ssm:*") {
-							report(fn, "statement %q grants %s: only web and notify read the signing key / Slack token", s.Sid, a)
+							report(fn, "statement %q grants %s: only web, notify and slack read the signing key / Slack secrets", s.Sid, a)
 						}
 					case "sqs":
 						if !ActionMatches(a, "sqs:SendMessage") || !slices.Contains(want.Queues, id) || strings.Contains(a, "*") {

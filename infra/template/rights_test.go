@@ -44,6 +44,9 @@ var need = map[string]Rights{
 	// web decides steps and results from approval links (single-use links
 	// and dedup records live in the directory) and shows Team Pulse.
 	"WebFunction": {Reads: []string{directory, tasks, steps, pulse}, Writes: []string{directory, tasks, steps}, Publishes: true, Secrets: true},
+	// slack decides steps and results from Slack's buttons as web does; its
+	// one directory write is its replay markers (PutItem on SLACKREQ# keys only).
+	"SlackFunction": {Reads: []string{directory, tasks, steps}, Writes: []string{directory, tasks, steps}, Publishes: true, Secrets: true},
 	// notify signs approval links, remembers sent messages and Slack refs in the directory.
 	"NotifyFunction": {Reads: []string{directory, tasks, steps}, Writes: []string{directory}, Email: true, Secrets: true, Queues: []string{"FunctionsDeadLetterQueue"}},
 	// wake mints run tokens and records wake attempts (directory), and appends the audit entry of each token (tasks, AUDIT# keys only).

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -27,7 +28,13 @@ type Owner struct {
 	Name         string
 	Email        string
 	SlackChannel string
+	// SlackUserID (U…, or W… on Enterprise Grid) is who may press the Approve
+	// and Refuse buttons of this owner's Slack messages; empty lets nobody decide in Slack.
+	SlackUserID string
 }
+
+// slackUserID is the shape of a Slack user id: U or W, then upper-case letters and digits.
+var slackUserID = regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`)
 
 // Store is what the admin commands write beyond the team service's reads.
 type Store interface {
@@ -61,6 +68,9 @@ func (a *Admin) CreateProject(ctx context.Context, p team.Project) error {
 
 // CreateOwner creates or updates an owner.
 func (a *Admin) CreateOwner(ctx context.Context, o Owner) error {
+	if o.SlackUserID != "" && !slackUserID.MatchString(o.SlackUserID) {
+		return fmt.Errorf("create owner %s: %q is not a Slack user id (U0123ABC: open the person's profile, ⋮, Copy member ID)", o.Name, o.SlackUserID)
+	}
 	if err := a.Store.PutOwner(ctx, o); err != nil {
 		return fmt.Errorf("create owner %s: %w", o.Name, err)
 	}

@@ -161,3 +161,14 @@ func PublicBaseURL(env Env) string {
 
 // FromEmail is the SES sender (FROM_EMAIL); "" means email is off.
 func FromEmail(env Env) string { return strings.TrimSpace(env("FROM_EMAIL")) }
+
+// SlackSigningSecret reads SLACK_SIGNING_SECRET or the SSM parameter named
+// by SLACK_SIGNING_SECRET_PARAMETER (the Slack app's signing secret, which
+// verifies its interactivity requests); "" means the endpoint is off.
+func SlackSigningSecret(ctx context.Context, env Env, params Parameters) (string, error) {
+	s, err := secret(ctx, env, params, "SLACK_SIGNING_SECRET", "SLACK_SIGNING_SECRET_PARAMETER")
+	if err != nil {
+		return "", fmt.Errorf("slack signing secret: %w", err)
+	}
+	return strings.TrimSpace(s), nil
+}

@@ -70,6 +70,16 @@ func TestSlackBotTokenAndPlainSettings(t *testing.T) {
 	if err != nil || tok != "xoxb-1" {
 		t.Errorf("token from SSM = %q, %v", tok, err)
 	}
+	if sec, err := SlackSigningSecret(ctx, envOf(nil), nil); err != nil || sec != "" {
+		t.Errorf("no signing secret configured = %q, %v; want the endpoint off", sec, err)
+	}
+	sec, err := SlackSigningSecret(ctx, envOf(map[string]string{"SLACK_SIGNING_SECRET_PARAMETER": "/sig"}), params{"/sig": " 8f74\n"})
+	if err != nil || sec != "8f74" {
+		t.Errorf("signing secret from SSM = %q, %v", sec, err)
+	}
+	if _, err := SlackSigningSecret(ctx, envOf(map[string]string{"SLACK_SIGNING_SECRET_PARAMETER": "/missing"}), params{}); err == nil {
+		t.Error("a missing SSM parameter was not an error")
+	}
 	env := envOf(map[string]string{"PUBLIC_BASE_URL": "https://app.example.com/", "FROM_EMAIL": " prickle@example.com "})
 	if got := PublicBaseURL(env); got != "https://app.example.com" {
 		t.Errorf("PublicBaseURL = %q", got)

@@ -95,8 +95,9 @@ func factLines(facts [][2]string) string {
 	return b.String()
 }
 
-// stepRequestMessage asks the owner about one exact call.
-func stepRequestMessage(s step.Step, url string, expires time.Time) message {
+// stepRequestMessage asks the owner about one exact call; token is the
+// signed approval-link token (url is its page), which the Slack buttons carry.
+func stepRequestMessage(s step.Step, token, url string, expires time.Time) message {
 	kind := s.Kind
 	subject := fmt.Sprintf("Approve %s for %s? (%s step on task %s)", s.ToolName, s.Agent, orDash(s.Kind), s.TaskID)
 	input := PrettyInput(s.Input)
@@ -112,8 +113,8 @@ func stepRequestMessage(s step.Step, url string, expires time.Time) message {
 		section(fmt.Sprintf("*%s* asks before %s call. It will make exactly this call, once, if you approve.", esc(s.Agent), esc(article(kind)))),
 		fieldsBlock(stepFacts(s)),
 		section("*Input*\n```" + esc(clip(input, slackSectionMax-20)) + "```"),
-		actions(url, "Review and decide"),
-		contextBlock(fmt.Sprintf("Opening the link changes nothing; only the page's button decides. Works until %s.", stamp(expires))),
+		decideActions(token, url),
+		contextBlock(decideNote(ownerOf(s.Agent), expires)),
 	}
 	return message{subject: subject, text: b.String(), blocks: blocks, links: []string{url}}
 }
@@ -197,8 +198,9 @@ func evidenceLines(t task.Task) (text string, links []string) {
 	return b.String(), links
 }
 
-// approvalRequestMessage asks the owner to approve a result before its task completes.
-func approvalRequestMessage(t task.Task, url string, expires time.Time) message {
+// approvalRequestMessage asks the owner to approve a result before its task
+// completes; token and url as for stepRequestMessage.
+func approvalRequestMessage(t task.Task, token, url string, expires time.Time) message {
 	subject := fmt.Sprintf("Approve the result of task %s by %s? (%s)", t.ID, t.Assignee, t.Packet.DeliverableType)
 	summary := ""
 	if t.Result != nil {
@@ -218,8 +220,8 @@ func approvalRequestMessage(t task.Task, url string, expires time.Time) message 
 		fieldsBlock(resultFacts(t)),
 		section("*Summary*\n" + esc(clip(summary, slackSectionMax-20))),
 		section("*Evidence*\n" + esc(clip(orDash(evidence), slackSectionMax-20))),
-		actions(url, "Review and decide"),
-		contextBlock(fmt.Sprintf("Opening the link changes nothing; only the page's button decides. Works until %s.", stamp(expires))),
+		decideActions(token, url),
+		contextBlock(decideNote(ownerOf(t.Assignee), expires)),
 	}
 	return message{subject: subject, text: b.String(), blocks: blocks, links: append([]string{url}, evLinks...)}
 }
@@ -286,11 +288,43 @@ func fieldsBlock(facts [][2]string) map[string]any {
 	return map[string]any{"type": "section", "fields": fields}
 }
 
-func actions(url, label string) map[string]any {
-	return map[string]any{"type": "actions", "elements": []any{map[string]any{
-		"type": "button", "text": map[string]any{"type": "plain_text", "text": label},
-		"url": url, "style": "primary", "action_id": "open_approval",
-	}}}
+// Action ids of the buttons of a request message; Slack sends them back in block_actions.
+const (
+	// ActionApprove approves at once; its value is the approval-link token.
+	ActionApprove = "prickle_approve"
+	// ActionRefuse opens a modal for the owner's message; its value is the approval-link token.
+	ActionRefuse = "prickle_refuse"
+	// ActionOpenPage is the link button to the approval page (Slack reports its clicks too; they decide nothing).
+	ActionOpenPage = "open_approval"
+	// DecideBlockID names the actions block that holds the three buttons.
+	DecideBlockID = "prickle_decide"
+)
+
+// SlackValueMax is the longest value Slack accepts on a button.
+const SlackValueMax = 2000
+
+// decideActions is the row of buttons of a request: Approve and Refuse carry
+// the signed token, so a click is authorised by the same signature, expiry
+// and single-use decision as the web page; the third opens that page.
+func decideActions(token, url string) map[string]any {
+	button := func(text, actionID string) map[string]any {
+		return map[string]any{"type": "button", "text": map[string]any{"type": "plain_text", "text": text}, "action_id": actionID}
+	}
+	approve := button("Approve", ActionApprove)
+	approve["style"], approve["value"] = "primary", token
+	refuse := button("Refuse…", ActionRefuse)
+	refuse["style"], refuse["value"] = "danger", token
+	page := button("Review on the page", ActionOpenPage)
+	page["url"] = url
+	elements := []any{approve, refuse, page}
+	if len(token) > SlackValueMax { // ids too long for a button: the page still decides
+		elements = []any{page}
+	}
+	return map[string]any{"type": "actions", "block_id": DecideBlockID, "elements": elements}
+}
+
+func decideNote(owner string, expires time.Time) string {
+	return fmt.Sprintf("Only %s can decide: with these buttons, or on the page (opening the link changes nothing). Works until %s; decided once.", owner, stamp(expires))
 }
 
 func contextBlock(text string) map[string]any {

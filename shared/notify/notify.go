@@ -103,8 +103,8 @@ func (n *Notifier) stepRequested(ctx context.Context, e event.Event) error {
 	if !ok {
 		return err
 	}
-	url := link.URL(n.BaseURL, n.Signer.Sign(link.ForStep(s.TaskID, s.ID, o.Name, s.ExpiresAt)))
-	m := stepRequestMessage(s, url, s.ExpiresAt)
+	token := n.Signer.Sign(link.ForStep(s.TaskID, s.ID, o.Name, s.ExpiresAt))
+	m := stepRequestMessage(s, token, link.URL(n.BaseURL, token), s.ExpiresAt)
 	return errors.Join(
 		n.email(ctx, e, o, m),
 		n.postSlack(ctx, e, o, s.TaskID, s.ID, m),
@@ -140,8 +140,8 @@ func (n *Notifier) approvalRequested(ctx context.Context, e event.Event) error {
 		return err
 	}
 	claims := link.ForResult(t.ID, task.ResultRound(t), o.Name, n.now())
-	url := link.URL(n.BaseURL, n.Signer.Sign(claims))
-	m := approvalRequestMessage(t, url, claims.Expires)
+	token := n.Signer.Sign(claims)
+	m := approvalRequestMessage(t, token, link.URL(n.BaseURL, token), claims.Expires)
 	return errors.Join(
 		n.email(ctx, e, o, m),
 		n.postSlack(ctx, e, o, t.ID, ResultSubject, m),

@@ -124,6 +124,48 @@ func (o *Outbox) addSlack(ref notify.MessageRef, m notify.SlackMessage, prefix, 
 	return nil
 }
 
+// OpenView records the modal views.open would have opened for the click
+// that gave triggerID; its body is the view, its subject "modal: <title>".
+func (o *Outbox) OpenView(_ context.Context, triggerID string, view json.RawMessage) error {
+	var v struct {
+		Title struct {
+			Text string `json:"text"`
+		} `json:"title"`
+		Blocks []struct {
+			Text struct {
+				Text string `json:"text"`
+			} `json:"text"`
+		} `json:"blocks"`
+	}
+	if err := json.Unmarshal(view, &v); err != nil {
+		return fmt.Errorf("outbox modal: %w", err)
+	}
+	text := ""
+	if len(v.Blocks) > 0 {
+		text = v.Blocks[0].Text.Text
+	}
+	o.Add(Message{Channel: ChannelSlack, To: "trigger " + triggerID, Subject: "modal: " + v.Title.Text, Text: text, Body: view})
+	return nil
+}
+
+// Respond records what would have been POSTed to an interaction's
+// response_url; an ephemeral answer's subject is "ephemeral: <text>".
+func (o *Outbox) Respond(_ context.Context, responseURL string, body json.RawMessage) error {
+	var r struct {
+		ResponseType string `json:"response_type"`
+		Text         string `json:"text"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return fmt.Errorf("outbox response to %s: %w", responseURL, err)
+	}
+	kind := r.ResponseType
+	if kind == "" {
+		kind = "response"
+	}
+	o.Add(Message{Channel: ChannelSlack, To: responseURL, Subject: kind + ": " + r.Text, Text: r.Text, Body: body})
+	return nil
+}
+
 // MarshalList writes messages as the /dev/outbox.json array, without HTML
 // escaping so that & < > in commands read as typed.
 func MarshalList(msgs []Message) ([]byte, error) {

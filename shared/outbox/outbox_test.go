@@ -122,3 +122,27 @@ func TestConcurrentAdds(t *testing.T) {
 		t.Errorf("%d messages, want 50", len(seen))
 	}
 }
+
+func TestModalsAndEphemeralAnswers(t *testing.T) {
+	o := New()
+	ctx := context.Background()
+	if err := o.OpenView(ctx, "trig.1", json.RawMessage(`{"type":"modal","title":{"type":"plain_text","text":"Refuse"},"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"Refuse step stp_1?"}}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Respond(ctx, "https://hooks.slack.com/actions/x", json.RawMessage(`{"response_type":"ephemeral","text":"Only alice can decide this."}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.OpenView(ctx, "trig.2", json.RawMessage(`not json`)); err == nil {
+		t.Error("a view that is not JSON was recorded")
+	}
+	got := o.List()
+	if len(got) != 2 {
+		t.Fatalf("outbox = %+v", got)
+	}
+	if got[0].Subject != "modal: Refuse" || got[0].To != "trigger trig.1" || got[0].Text != "Refuse step stp_1?" || !strings.Contains(string(got[0].Body), `"type":"modal"`) {
+		t.Errorf("modal = %+v", got[0])
+	}
+	if got[1].Subject != "ephemeral: Only alice can decide this." || got[1].To != "https://hooks.slack.com/actions/x" {
+		t.Errorf("ephemeral = %+v", got[1])
+	}
+}

@@ -62,6 +62,7 @@ type ownerRecord struct {
 	Name         string `dynamodbav:"name"`
 	Email        string `dynamodbav:"email,omitempty"`
 	SlackChannel string `dynamodbav:"slack_channel,omitempty"`
+	SlackUserID  string `dynamodbav:"slack_user_id,omitempty"`
 }
 
 // agentRecord carries a revision so that concurrent PutAgent calls cannot
@@ -137,7 +138,7 @@ func (s *Store) Owner(ctx context.Context, name string) (admin.Owner, error) {
 	if err := s.getDirectoryItem(ctx, ownerPK(name), metaSK, "owner "+name, &r); err != nil {
 		return admin.Owner{}, err
 	}
-	return admin.Owner{Name: r.Name, Email: r.Email, SlackChannel: r.SlackChannel}, nil
+	return admin.Owner{Name: r.Name, Email: r.Email, SlackChannel: r.SlackChannel, SlackUserID: r.SlackUserID}, nil
 }
 
 // PutOwner creates or replaces an owner (admin command).
@@ -147,6 +148,7 @@ func (s *Store) PutOwner(ctx context.Context, o admin.Owner) error {
 	}
 	return s.putDirectoryItem(ctx, "owner "+o.Name, ownerRecord{
 		PK: ownerPK(o.Name), SK: metaSK, Type: "owner", Name: o.Name, Email: o.Email, SlackChannel: o.SlackChannel,
+		SlackUserID: o.SlackUserID,
 	})
 }
 

@@ -1,5 +1,7 @@
 // Package slackapi posts and edits owners' Slack messages through the Web
-// API (chat.postMessage, chat.update) with a bot token: notify's Slack port in the cloud.
+// API (chat.postMessage, chat.update) with a bot token: notify's Slack port
+// in the cloud. For the interactivity endpoint it also opens modals
+// (views.open) and answers an interaction through its response_url.
 package slackapi
 
 import (
@@ -10,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/useprickle/prickle/shared/notify"
@@ -18,12 +22,19 @@ import (
 // DefaultBaseURL is Slack's Web API.
 const DefaultBaseURL = "https://slack.com/api"
 
+// DefaultResponsePrefix is where every response_url Slack issues points;
+// Respond refuses any other URL, so a forged payload cannot make Prickle
+// POST to a host of its choosing.
+const DefaultResponsePrefix = "https://hooks.slack.com/"
+
 // Client calls the Web API with a bot token (scope chat:write).
 type Client struct {
 	Token string
 	// BaseURL is DefaultBaseURL unless a test points it elsewhere.
 	BaseURL string
-	HTTP    *http.Client
+	// ResponsePrefix is DefaultResponsePrefix unless a test points it elsewhere.
+	ResponsePrefix string
+	HTTP           *http.Client
 }
 
 // New builds a client for a bot token with a bounded HTTP timeout.
@@ -65,7 +76,63 @@ func (c *Client) Update(ctx context.Context, ref notify.MessageRef, m notify.Sla
 	return err
 }
 
-func (c *Client) call(ctx context.Context, method string, body request) (response, error) {
+// OpenView opens a modal for the user whose click gave triggerID (valid 3 seconds), with views.open.
+func (c *Client) OpenView(ctx context.Context, triggerID string, view json.RawMessage) error {
+	_, err := c.call(ctx, "views.open", struct {
+		TriggerID string          `json:"trigger_id"`
+		View      json.RawMessage `json:"view"`
+	}{triggerID, view})
+	return err
+}
+
+// Respond POSTs a message (e.g. an ephemeral one) to an interaction's
+// response_url; only URLs under ResponsePrefix are called, and redirects are not followed.
+func (c *Client) Respond(ctx context.Context, responseURL string, body json.RawMessage) error {
+	prefix := c.ResponsePrefix
+	if prefix == "" {
+		prefix = DefaultResponsePrefix
+	}
+	if !under(responseURL, prefix) {
+		return fmt.Errorf("slack response_url: not under %s, not called", prefix)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, responseURL, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("slack response_url: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	hc := *c.httpClient()
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("slack response_url: %w", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("slack response_url: HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// under reports whether raw is an absolute URL with prefix's scheme and host
+// (no user info, no other port) whose path starts with prefix's path.
+func under(raw, prefix string) bool {
+	u, err := url.Parse(raw)
+	p, perr := url.Parse(prefix)
+	if err != nil || perr != nil || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	return u.Scheme == p.Scheme && u.Host == p.Host && strings.HasPrefix(u.Path, p.Path) && strings.HasPrefix(raw, prefix)
+}
+
+func (c *Client) httpClient() *http.Client {
+	if c.HTTP == nil {
+		return http.DefaultClient
+	}
+	return c.HTTP
+}
+
+func (c *Client) call(ctx context.Context, method string, body any) (response, error) {
 	payload, err := json.Marshal(body)
 	if err != nil {
 		return response{}, fmt.Errorf("slack %s: %w", method, err)
@@ -80,11 +147,7 @@ func (c *Client) call(ctx context.Context, method string, body request) (respons
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("Authorization", "Bearer "+c.Token)
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := c.httpClient().Do(req)
 	if err != nil {
 		return response{}, fmt.Errorf("slack %s: %w", method, err)
 	}

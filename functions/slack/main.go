@@ -1,0 +1,65 @@
+// Command slack is the Lambda function behind POST /slack/interactivity:
+// the Approve and Refuse buttons of owners' Slack messages. It verifies
+// Slack's signed requests, decides as the owner (only the owner's own Slack
+// user may), opens the Refuse modal with the bot token, and answers other
+// people ephemerally; decisions go out on the EventBridge bus, and notify
+// then edits the message in place.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/useprickle/prickle/shared/bus"
+	"github.com/useprickle/prickle/shared/config"
+	"github.com/useprickle/prickle/shared/lambdahttp"
+	"github.com/useprickle/prickle/shared/notify/slackapi"
+	"github.com/useprickle/prickle/shared/slackin"
+	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	slog.SetDefault(log)
+	h, err := build(context.Background(), log)
+	if err != nil {
+		log.Error("start", "error", err.Error())
+		os.Exit(1)
+	}
+	lambdahttp.Start(h)
+}
+
+func build(ctx context.Context, log *slog.Logger) (*slackin.Handler, error) {
+	params := &config.LazySSM{}
+	secret, err := config.SlackSigningSecret(ctx, config.OS, params)
+	if err != nil {
+		return nil, err
+	}
+	if secret == "" {
+		log.Info("no Slack signing secret: /slack/interactivity answers 404")
+		return slackin.New(slackin.Config{Log: log}), nil
+	}
+	signer, err := config.Signer(ctx, config.OS, params)
+	if err != nil {
+		return nil, err
+	}
+	token, err := config.SlackBotToken(ctx, config.OS, params)
+	if err != nil {
+		return nil, err
+	}
+	if token == "" {
+		log.Warn("no Slack bot token: Approve works, the Refuse modal cannot open")
+	}
+	// Slack waits 3 seconds for the answer; views.open and response_url calls must fit in it.
+	api := &slackapi.Client{Token: token, BaseURL: slackapi.DefaultBaseURL, HTTP: &http.Client{Timeout: 2 * time.Second}}
+	st := store.New(store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT")), store.TablesFromEnv())
+	svc := team.New(st)
+	svc.Events = bus.FromEnv()
+	return slackin.New(slackin.Config{
+		Secret: []byte(secret), Replays: st, Signer: signer, Owners: st, Decider: svc, Slack: api, Log: log,
+	}), nil
+}

@@ -1,0 +1,59 @@
+package template
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/useprickle/prickle/shared/slackin"
+)
+
+// TestSlackAppManifestMatchesTheRoute: the app manifest in the repository
+// sends interactions where template.yaml routes them (POST to the slack
+// function), and asks only for the scope Prickle uses.
+func TestSlackAppManifestMatchesTheRoute(t *testing.T) {
+	raw, err := os.ReadFile("../slack/manifest.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		OAuth struct {
+			Scopes struct {
+				Bot []string `yaml:"bot"`
+			} `yaml:"scopes"`
+		} `yaml:"oauth_config"`
+		Settings struct {
+			Interactivity struct {
+				Enabled    bool   `yaml:"is_enabled"`
+				RequestURL string `yaml:"request_url"`
+			} `yaml:"interactivity"`
+			SocketMode bool `yaml:"socket_mode_enabled"`
+		} `yaml:"settings"`
+	}
+	if err := yaml.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	in := m.Settings.Interactivity
+	if !in.Enabled || !strings.HasPrefix(in.RequestURL, "https://") || !strings.HasSuffix(in.RequestURL, slackin.Path) || m.Settings.SocketMode {
+		t.Errorf("interactivity = %+v (socket mode %v), want enabled, https, ending in %s", in, m.Settings.SocketMode, slackin.Path)
+	}
+	if !slices.Equal(m.OAuth.Scopes.Bot, []string{"chat:write"}) {
+		t.Errorf("bot scopes = %v, want only chat:write", m.OAuth.Scopes.Bot)
+	}
+	fn, ok := load(t).Resources["SlackFunction"]
+	if !ok {
+		t.Fatal("template has no SlackFunction")
+	}
+	events, _ := fn.Properties["Events"].(map[string]any)
+	found := false
+	for _, e := range events {
+		p, _ := e.(map[string]any)["Properties"].(map[string]any)
+		found = found || (p["Path"] == slackin.Path && p["Method"] == "post")
+	}
+	if !found {
+		t.Errorf("SlackFunction has no POST %s event: %v", slackin.Path, events)
+	}
+}

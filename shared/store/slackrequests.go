@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// Replay markers of Slack's signed requests, in the directory table:
+//
+//	slack request  pk SLACKREQ#<timestamp>:<signature>  sk SLACKREQ  ttl
+//
+// A signed request from Slack is accepted once: its marker is put only if
+// absent. The ttl lets DynamoDB drop it once the request's timestamp is
+// outside Slack's 5-minute window anyway. No agent_id, so the by_agent index ignores it.
+const slackRequestSK = "SLACKREQ"
+
+// SlackRequestRetention is how long a marker is kept: past the 5-minute window on both sides.
+const SlackRequestRetention = 15 * time.Minute
+
+type slackRequestRecord struct {
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	Type   string `dynamodbav:"type"`
+	SeenAt string `dynamodbav:"seen_at"`
+	TTL    int64  `dynamodbav:"ttl"`
+}
+
+// FirstSlackRequest records a signed Slack request by its id (timestamp and
+// signature) with one conditional put: true the first time, false when the
+// same request was seen before (a replay).
+func (s *Store) FirstSlackRequest(ctx context.Context, id string, now time.Time) (bool, error) {
+	if id == "" {
+		return false, fmt.Errorf("record slack request: no id")
+	}
+	item, err := marshalItem(slackRequestRecord{
+		PK: "SLACKREQ#" + id, SK: slackRequestSK, Type: "slack_request",
+		SeenAt: sortableTime(now), TTL: now.Add(SlackRequestRetention).Unix(),
+	})
+	if err != nil {
+		return false, fmt.Errorf("record slack request: %w", err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(s.tables.Directory),
+		Item:                item,
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	if _, lost := failedCondition(err); lost {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("record slack request: %w", err)
+	}
+	return true, nil
+}
