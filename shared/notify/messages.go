@@ -113,7 +113,7 @@ func stepRequestMessage(s step.Step, token, url string, expires time.Time) messa
 		section(fmt.Sprintf("*%s* asks before %s call. It will make exactly this call, once, if you approve.", esc(s.Agent), esc(article(kind)))),
 		fieldsBlock(stepFacts(s)),
 		section("*Input*\n```" + esc(clip(input, slackSectionMax-20)) + "```"),
-		decideActions(token, url),
+		decideActions(token, url, true),
 		contextBlock(decideNote(ownerOf(s.Agent), expires)),
 	}
 	return message{subject: subject, text: b.String(), blocks: blocks, links: []string{url}}
@@ -220,7 +220,7 @@ func approvalRequestMessage(t task.Task, token, url string, expires time.Time) m
 		fieldsBlock(resultFacts(t)),
 		section("*Summary*\n" + esc(clip(summary, slackSectionMax-20))),
 		section("*Evidence*\n" + esc(clip(orDash(evidence), slackSectionMax-20))),
-		decideActions(token, url),
+		decideActions(token, url, false),
 		contextBlock(decideNote(ownerOf(t.Assignee), expires)),
 	}
 	return message{subject: subject, text: b.String(), blocks: blocks, links: append([]string{url}, evLinks...)}
@@ -294,19 +294,27 @@ const (
 	ActionApprove = "prickle_approve"
 	// ActionRefuse opens a modal for the owner's message; its value is the approval-link token.
 	ActionRefuse = "prickle_refuse"
+	// ActionAllowCall approves a step and also allows the same call on its task
+	// for AllowCallHours without asking (a standing grant); its value is the token.
+	ActionAllowCall = "prickle_allow_call"
 	// ActionOpenPage is the link button to the approval page (Slack reports its clicks too; they decide nothing).
 	ActionOpenPage = "open_approval"
-	// DecideBlockID names the actions block that holds the three buttons.
+	// DecideBlockID names the actions block that holds the buttons.
 	DecideBlockID = "prickle_decide"
 )
+
+// AllowCallHours is how long the grant of the ActionAllowCall button lasts;
+// other lengths and pattern grants are given on the approval page.
+const AllowCallHours = 8
 
 // SlackValueMax is the longest value Slack accepts on a button.
 const SlackValueMax = 2000
 
-// decideActions is the row of buttons of a request: Approve and Refuse carry
-// the signed token, so a click is authorised by the same signature, expiry
-// and single-use decision as the web page; the third opens that page.
-func decideActions(token, url string) map[string]any {
+// decideActions is the row of buttons of a request: Approve and Refuse (and,
+// for a step, Approve + allow this call for 8 h) carry the signed token, so a
+// click is authorised by the same signature, expiry and single-use decision
+// as the web page; the last opens that page.
+func decideActions(token, url string, step bool) map[string]any {
 	button := func(text, actionID string) map[string]any {
 		return map[string]any{"type": "button", "text": map[string]any{"type": "plain_text", "text": text}, "action_id": actionID}
 	}
@@ -317,6 +325,11 @@ func decideActions(token, url string) map[string]any {
 	page := button("Review on the page", ActionOpenPage)
 	page["url"] = url
 	elements := []any{approve, refuse, page}
+	if step {
+		allow := button(fmt.Sprintf("Approve + this call for %d h", AllowCallHours), ActionAllowCall)
+		allow["value"] = token
+		elements = []any{approve, allow, refuse, page}
+	}
 	if len(token) > SlackValueMax { // ids too long for a button: the page still decides
 		elements = []any{page}
 	}

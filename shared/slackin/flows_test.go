@@ -8,11 +8,14 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/audit"
+	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/notify"
 	"github.com/useprickle/prickle/shared/outbox"
 	"github.com/useprickle/prickle/shared/slackin"
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/teamtest"
 )
 
@@ -61,6 +64,47 @@ func (h *harness) settled(want ...string) {
 }
 
 func runFlows(t *testing.T, newBackend func(t *testing.T) backend) {
+	t.Run("Approve + this call for 8 h: the same call is allowed without asking, and the trail says slack and which grant", func(t *testing.T) {
+		h := newHarness(t, newBackend(t))
+		s := h.pendingStep("tsk_slack_grant")
+		if a := h.click(blockActions("U0BOB", notify.ActionAllowCall, h.buttonValue(notify.ActionAllowCall))); a.status != 200 {
+			t.Fatalf("teammate answer = %d", a.status)
+		}
+		if got := h.step(s.TaskID, s.ID); got.Status != step.Pending {
+			t.Fatalf("a teammate's click decided: %s", got.Status)
+		}
+		if a := h.click(blockActions("U0ALICE", notify.ActionAllowCall, h.buttonValue(notify.ActionAllowCall))); a.status != 200 || a.body != "" {
+			t.Fatalf("answer = %d %q", a.status, a.body)
+		}
+		if got := h.step(s.TaskID, s.ID); got.Status != step.Approved || got.DecidedVia != audit.ViaSlack {
+			t.Fatalf("step = %s via %q, want approved via slack", got.Status, got.DecidedVia)
+		}
+		run := identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindRun, TaskID: s.TaskID, RunID: "run_1"}
+		for i, id := range []string{"tu_1", "tu_2", "tu_3"} {
+			out, err := h.svc.RequestStep(context.Background(), run, team.RequestStepInput{ToolName: "Bash", Input: json.RawMessage(`{"command":"git push origin main"}`), ToolUseID: id})
+			if err != nil || out.Behavior != "allow" {
+				t.Fatalf("push %d = %+v, %v; want allow", i, out, err)
+			}
+		}
+		out, err := h.svc.RequestStep(context.Background(), run, team.RequestStepInput{ToolName: "Bash", Input: json.RawMessage(`{"command":"git push origin release"}`), ToolUseID: "tu_4"})
+		if err != nil || out.Status != step.Pending {
+			t.Fatalf("another call = %+v, %v; want asked", out, err)
+		}
+		entries, err := h.svc.ProjectAudit(context.Background(), "website-v2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range entries {
+			if (e.TaskID == s.TaskID && strings.HasPrefix(e.Action, "step_")) || strings.HasPrefix(e.Action, "grant_") {
+				got = append(got, e.Action+" "+e.Via)
+			}
+		}
+		joined := strings.Join(got, "\n")
+		if !strings.Contains(joined, "step_approved slack") || !strings.Contains(joined, "grant_created slack") || strings.Count(joined, "step_allowed grant grt_") != 2 {
+			t.Errorf("audit = %q; want the approval and the grant via slack, and two calls allowed by the grant", got)
+		}
+	})
 	t.Run("the owner approves a step from the button; the message is updated in place", func(t *testing.T) {
 		h := newHarness(t, newBackend(t))
 		s := h.pendingStep("tsk_slack_approve")

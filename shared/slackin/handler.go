@@ -15,6 +15,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/audit"
+	"github.com/useprickle/prickle/shared/grant"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/notify"
 	"github.com/useprickle/prickle/shared/step"
@@ -40,6 +41,7 @@ type Owners interface {
 type Decider interface {
 	DecideStep(ctx context.Context, owner, taskID, stepID string, approve bool, message, via string) (step.Step, error)
 	DecideResult(ctx context.Context, owner, taskID, round string, approve bool, message, via string) (task.Task, error)
+	GrantFromStep(ctx context.Context, owner, taskID, stepID string, r team.GrantRequest) (grant.Grant, error)
 }
 
 // Slack is what the endpoint asks of Slack: open the Refuse modal and answer
@@ -153,7 +155,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // button finds the Approve or Refuse action of a block_actions payload.
 func button(in Interaction) (Action, bool) {
 	for _, a := range in.Actions {
-		if a.ActionID == notify.ActionApprove || a.ActionID == notify.ActionRefuse {
+		if a.ActionID == notify.ActionApprove || a.ActionID == notify.ActionRefuse || a.ActionID == notify.ActionAllowCall {
 			return a, true
 		}
 	}
@@ -213,6 +215,13 @@ func (h *Handler) blockActions(ctx context.Context, in Interaction, o *outcome) 
 		return
 	}
 	msg, err := h.decide(ctx, c, true, "")
+	if err == nil && msg == "" && a.ActionID == notify.ActionAllowCall && c.Kind == link.KindStep {
+		_, err = h.cfg.Decider.GrantFromStep(ctx, c.Owner, c.TaskID, c.StepID, team.GrantRequest{Scope: grant.ScopeCall, Hours: notify.AllowCallHours, Via: audit.ViaSlack})
+		var refusal *task.Refusal
+		if errors.As(err, &refusal) {
+			msg, err = "Approved, but the grant was not saved: "+refusal.Msg+".", nil
+		}
+	}
 	if err != nil {
 		o.result = "error"
 		h.cfg.Log.ErrorContext(ctx, "slack interaction: decide", "task", c.TaskID, "error", err.Error())
