@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-
 	"time"
 
 	"github.com/useprickle/prickle/shared/budget"
