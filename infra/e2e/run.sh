@@ -11,6 +11,8 @@
 #   story/        the owners-decide story on this stack: SDK client, dev outbox wake-ups and links, Chromium  node --test
 #   owners/       grants, budgets and the audit trail: woken runs (SDK client), the owner in Chromium  node --test
 #   slack/        approve inside Slack: signed block_actions / view_submission payloads to /slack/interactivity  node --test
+#   claude/       the real Claude Code (pinned) as a woken run, request_step as its --permission-prompt-tool,
+#                 against a scripted stand-in of the Messages API on loopback  node --test
 #   pages/        sign-in, Team Pulse, board, task pages, tool reference in Chromium + axe-core; runs last (moves seeded tasks)  node --test
 # and stops the stack (its whole process group) on exit. Logs: $ARTIFACTS (default infra/e2e/artifacts).
 #
@@ -23,8 +25,8 @@ ROOT="$(cd "$E2E/../.." && pwd)"
 cd "$ROOT"
 export ARTIFACTS="${ARTIFACTS:-$E2E/artifacts}"
 rm -rf "$ARTIFACTS"; mkdir -p "$ARTIFACTS"
-SUITES="${E2E_SUITES:-ts py raw conformance web story owners slack pages}"
-[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story owners slack pages"
+SUITES="${E2E_SUITES:-ts py raw conformance web story owners slack claude pages}"
+[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story owners slack claude pages"
 PY="${PRICKLE_VENV:-$ROOT/.venv}/bin/python"
 
 die() { echo "e2e: $*" >&2; exit 2; }
@@ -92,6 +94,7 @@ for suite in $SUITES; do
     story) run_suite story "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/story.junit.xml" "$E2E"/story/*.test.mjs ;;
     owners) run_suite owners "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/owners.junit.xml" "$E2E"/owners/*.test.mjs ;;
     slack) run_suite slack "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/slack.junit.xml" "$E2E"/slack/*.test.mjs ;;
+    claude) run_suite claude "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/claude.junit.xml" "$E2E"/claude/*.test.mjs ;;
     pages) run_suite pages "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/pages.junit.xml" "$E2E"/pages/*.test.mjs ;;
     *) die "unknown suite $suite" ;;
   esac

@@ -14,3 +14,14 @@ func (t *Tool) MCPTool() mcp.Tool {
 	}
 	return m
 }
+
+// PermissionTool is the tool a woken run's permission layer calls (Claude
+// Code's --permission-prompt-tool). A run-token connection sees it without
+// an outputSchema and gets its results as exactly one text block holding
+// the JSON of its output, no structuredContent: the only form Claude Code
+// accepts as a permission answer.
+const PermissionTool = "request_step"
+
+// PermissionLayerNote says, on the tool reference, how PermissionTool
+// answers a run token.
+const PermissionLayerNote = "With a run token (a woken run, usually its permission layer, e.g. Claude Code’s --permission-prompt-tool), tools/list shows this tool without outputSchema, and its result is exactly one text block holding the JSON of this output schema, with no structuredContent: the one form Claude Code accepts as a permission answer. Agent tokens see and get the schema above as for every tool."

@@ -1,6 +1,7 @@
 // Package mcpserver builds the MCP server (mcp-go) that serves the
 // catalog's tools over the team service: it shapes every answer as
-// structuredContent plus the same JSON as text, and a domain refusal as an
+// structuredContent plus the same JSON as text (request_step answers a run
+// token as text alone, for its permission layer), and a domain refusal as an
 // isError result. Kept apart from the catalog so pages that only describe
 // the tools do not link the server.
 package mcpserver
@@ -37,6 +38,7 @@ func New(svc *team.Service, log *slog.Logger, names ...string) (*server.MCPServe
 		server.WithInstructions(instructions),
 		server.WithTitle("Prickle"),
 		server.WithRecovery(),
+		server.WithToolFilter(permissionLayerView),
 	)
 	selected := catalog.All()
 	if len(names) > 0 {
@@ -93,9 +95,39 @@ func handler(t *catalog.Tool, svc *team.Service, log *slog.Logger) server.ToolHa
 			log.ErrorContext(ctx, "result breaks output schema", "tool", t.Name, "error", err.Error())
 			return nil, fmt.Errorf("%s produced a result outside its output schema", t.Name)
 		}
+		if answersPermissionLayer(t.Name, c) {
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(body))}}, nil
+		}
 		return &mcp.CallToolResult{
 			Content:           []mcp.Content{mcp.NewTextContent(string(body))},
 			StructuredContent: json.RawMessage(body),
 		}, nil
 	}
+}
+
+// answersPermissionLayer reports whether the tool's answer goes to a
+// permission layer: request_step called with a run token. Claude Code
+// accepts a permission answer only as exactly one text block holding the
+// JSON, and reads structuredContent instead whenever a result carries it,
+// so such a result carries the JSON as its only content.
+func answersPermissionLayer(tool string, c identity.Caller) bool {
+	return tool == catalog.PermissionTool && c.Kind == identity.KindRun
+}
+
+// permissionLayerView shows a run-token connection request_step without
+// its outputSchema (Claude Code refuses a result without structuredContent
+// from a tool that declares one); agent tokens see the seed schemas.
+func permissionLayerView(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	c, _ := identity.CallerFrom(ctx)
+	if c.Kind != identity.KindRun {
+		return tools
+	}
+	out := make([]mcp.Tool, len(tools))
+	for i, t := range tools {
+		if t.Name == catalog.PermissionTool {
+			t.RawOutputSchema = nil
+		}
+		out[i] = t
+	}
+	return out
 }

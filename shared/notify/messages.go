@@ -72,15 +72,18 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // stepFacts is the exact call, line by line, as both email and Slack show it.
 func stepFacts(s step.Step) [][2]string {
-	facts := [][2]string{
-		{"Tool", s.ToolName},
+	facts := [][2]string{{"Tool", s.ToolName}}
+	if does := step.Summary(s.ToolName, s.Input); does != "" {
+		facts = append(facts, [2]string{"Does", does})
+	}
+	facts = append(facts, [][2]string{
 		{"Kind", orDash(s.Kind)},
 		{"Target", orDash(s.Target)},
 		{"Amount", orDash(FormatAmount(s.Amount))},
 		{"Reason", orDash(s.Reason)},
 		{"Agent", s.Agent},
 		{"Task", s.TaskID + " (project " + s.Project + ")"},
-	}
+	}...)
 	if s.BudgetNote != "" {
 		facts = append(facts, [2]string{"Budget", s.BudgetNote})
 	}
@@ -99,7 +102,7 @@ func factLines(facts [][2]string) string {
 // signed approval-link token (url is its page), which the Slack buttons carry.
 func stepRequestMessage(s step.Step, token, url string, expires time.Time) message {
 	kind := s.Kind
-	subject := fmt.Sprintf("Approve %s for %s? (%s step on task %s)", s.ToolName, s.Agent, orDash(s.Kind), s.TaskID)
+	subject := fmt.Sprintf("Approve %s for %s? (%s)", s.ToolName, s.Agent, stepAbout(s))
 	input := PrettyInput(s.Input)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s asks before %s call. It will make exactly this call, once, if you approve.\n\n", s.Agent, article(kind))
@@ -117,6 +120,18 @@ func stepRequestMessage(s step.Step, token, url string, expires time.Time) messa
 		contextBlock(decideNote(ownerOf(s.Agent), expires)),
 	}
 	return message{subject: subject, text: b.String(), blocks: blocks, links: []string{url}}
+}
+
+// stepAbout says in a subject line what the step is: its kind when the run
+// said it, else what the call does (a permission layer sends only the call).
+func stepAbout(s step.Step) string {
+	if s.Kind != "" {
+		return fmt.Sprintf("%s step on task %s", s.Kind, s.TaskID)
+	}
+	if does := step.Summary(s.ToolName, s.Input); does != "" {
+		return fmt.Sprintf("to %s, on task %s", does, s.TaskID)
+	}
+	return "a step on task " + s.TaskID
 }
 
 // stepOutcome says what became of a step: who decided and when, or that it expired.

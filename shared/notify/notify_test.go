@@ -369,3 +369,45 @@ func TestStepRequestSaysWhatTheBudgetLeaves(t *testing.T) {
 		}
 	}
 }
+
+// TestPermissionLayerStepSaysWhatTheCallDoes: a step asked by Claude Code's
+// permission layer carries only tool_name and input (no kind, target or
+// reason); the email and Slack message still say what the call does, and
+// the subject has no placeholder dash.
+func TestPermissionLayerStepSaysWhatTheCallDoes(t *testing.T) {
+	for _, tc := range []struct {
+		tool, input string
+		want        []string
+	}{
+		{"Bash", `{"command":"git push origin main","description":"Publish the branch"}`, []string{"run the shell command `git push origin main`", "Publish the branch"}},
+		{"Write", `{"file_path":"/repo/site/hero.md","content":"# Hi"}`, []string{"write the file /repo/site/hero.md"}},
+		{"WebFetch", `{"url":"https://example.com/pricing","prompt":"prices"}`, []string{"fetch https://example.com/pricing"}},
+		{"mcp__github__create_pull_request", `{"title":"Hero"}`, []string{"call the tool create_pull_request of the MCP server github"}},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			f := newFixture()
+			s := pendingStep()
+			s.ToolName, s.Input, s.Kind, s.Target, s.Reason = tc.tool, json.RawMessage(tc.input), "", "", ""
+			if err := f.n.Handle(context.Background(), event.ForStep(event.StepRequested, s, s.Agent, now)); err != nil {
+				t.Fatal(err)
+			}
+			msgs := f.box.List()
+			if len(msgs) != 2 {
+				t.Fatalf("outbox has %d messages, want 2", len(msgs))
+			}
+			for _, m := range msgs {
+				if strings.Contains(m.Subject, "—") {
+					t.Errorf("%s subject has a dash: %q", m.Channel, m.Subject)
+				}
+				if !strings.Contains(m.Subject, tc.want[0]) {
+					t.Errorf("%s subject %q does not say %q", m.Channel, m.Subject, tc.want[0])
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(m.Text, w) && !strings.Contains(string(m.Body), w) {
+						t.Errorf("%s message lacks %q:\n%s\n%s", m.Channel, w, m.Text, m.Body)
+					}
+				}
+			}
+		})
+	}
+}

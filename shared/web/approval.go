@@ -47,6 +47,8 @@ func (p page) Choice() pendingStep {
 
 type stepView struct {
 	ToolName, Input, Kind, Target, Amount, Reason, Agent, TaskID, Project, Status, Asked, Expires string
+	// Does says what the call does, from the input of a well-known tool; empty otherwise.
+	Does string
 }
 
 type resultView struct {
@@ -70,7 +72,7 @@ func orDash(s string) string {
 
 func viewStep(s step.Step) *stepView {
 	return &stepView{
-		ToolName: s.ToolName, Input: notify.PrettyInput(s.Input), Kind: orDash(s.Kind), Target: orDash(s.Target),
+		ToolName: s.ToolName, Does: step.Summary(s.ToolName, s.Input), Input: notify.PrettyInput(s.Input), Kind: orDash(s.Kind), Target: orDash(s.Target),
 		Amount: orDash(notify.FormatAmount(s.Amount)), Reason: orDash(s.Reason), Agent: s.Agent,
 		TaskID: s.TaskID, Project: s.Project, Status: string(s.Status), Asked: stamp(s.CreatedAt), Expires: stamp(s.ExpiresAt),
 	}

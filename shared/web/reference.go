@@ -23,6 +23,8 @@ type ToolDoc struct {
 	Fields                   []FieldDoc
 	// InputSchema, OutputSchema and Example are indented JSON.
 	InputSchema, OutputSchema, Example string
+	// RunTokenNote says how the tool answers a run token, when that differs.
+	RunTokenNote string
 }
 
 // FieldDoc is one row of a tool's input table.
@@ -57,6 +59,9 @@ func toolDoc(t *catalog.Tool) (ToolDoc, error) {
 	out := m.RawOutputSchema
 	d := ToolDoc{Name: m.Name, Title: m.Annotations.Title, Description: m.Description,
 		Writes: m.Annotations.ReadOnlyHint != nil && !*m.Annotations.ReadOnlyHint}
+	if t.Name == catalog.PermissionTool {
+		d.RunTokenNote = catalog.PermissionLayerNote
+	}
 	var err error
 	if d.InputSchema, err = indent(in); err != nil {
 		return d, err

@@ -176,6 +176,13 @@ func TestReferenceOneTool(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(page, "Read only") || !strings.Contains(page, "Minimum: 1. Maximum: 100.") {
 		t.Errorf("?tool=read_room = %d", status)
 	}
+	if strings.Contains(page, "With a run token") {
+		t.Error("?tool=read_room carries request_step's run-token note")
+	}
+	status, page = fetch("?tool=request_step")
+	if status != http.StatusOK || !strings.Contains(page, "With a run token") || !strings.Contains(page, "no structuredContent") {
+		t.Errorf("?tool=request_step = %d does not say how it answers a run token", status)
+	}
 	status, page = fetch("?tool=nope")
 	if status != http.StatusNotFound || !strings.Contains(page, "0 matching tools") {
 		t.Errorf("?tool=nope = %d", status)

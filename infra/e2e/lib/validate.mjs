@@ -35,6 +35,33 @@ export class OutputValidator {
     assert.deepEqual(JSON.parse(text), result.structuredContent, `${name}: text content differs from structuredContent`);
     return result.structuredContent;
   }
+
+  /**
+   * request_step answered to a run token, as a permission layer (Claude Code's
+   * --permission-prompt-tool) takes it: no structuredContent, exactly one text block holding the
+   * JSON, which validates against the seed outputSchema an agent token's tools/list carries.
+   */
+  checkPermissionAnswer(name, result) {
+    assert.ok(result, `${name}: no result`);
+    assert.notEqual(result.isError, true, `${name} returned isError: ${textOf(result)}`);
+    assert.equal(result.structuredContent, undefined, `${name}: a run token's answer carries no structuredContent`);
+    assert.equal(result.content?.length, 1, `${name}: exactly one content block, got ${JSON.stringify(result.content)}`);
+    assert.equal(result.content[0].type, 'text', `${name}: the block is text`);
+    assert.equal(typeof result.content[0].text, 'string');
+    const parsed = JSON.parse(result.content[0].text);
+    const validate = this.validators.get(name);
+    assert.ok(validate, `${name}: no outputSchema listed (build the validator from an agent token's tools/list)`);
+    assert.ok(validate(parsed), `${name}: text does not validate against outputSchema: ${this.ajv.errorsText(validate.errors)}`);
+    return parsed;
+  }
+}
+
+/** A run token's tools/list: request_step without outputSchema, every other tool with one. */
+export function checkRunToolList(tools) {
+  for (const t of tools) {
+    if (t.name === 'request_step') assert.equal(t.outputSchema, undefined, 'a run token sees request_step without outputSchema');
+    else assert.ok(t.outputSchema, `${t.name}: outputSchema listed for a run token`);
+  }
 }
 
 export function textOf(result) {

@@ -145,7 +145,12 @@ describe('pages: sign-in, Team Pulse, board, task page, tool reference', { skip:
     const run = admin(['start-run', '--agent', 'alice/writer', '--task', 'example-task-id']);
     assert.ok(run.run_token, `start-run: ${JSON.stringify(run)}`);
     const example = JSON.parse(readFileSync(resolve(E2E_DIR, '../../shared/catalog/schemas/request_step.example.json'), 'utf8'));
-    const out = await accepted(run.run_token, 'request_step', example);
+    // A run token's request_step answer is one text block holding the JSON, no structuredContent.
+    const j = await mcp(run.run_token, 'request_step', example);
+    assert.ok(j.result && !j.result.isError, `request_step was refused: ${JSON.stringify(j.result?.content ?? j.error)}`);
+    assert.equal(j.result.structuredContent, undefined, 'no structuredContent for a run token');
+    assert.equal(j.result.content.length, 1);
+    const out = JSON.parse(j.result.content[0].text);
     assert.equal(out.status, 'pending');
 
     const page = await alice.newPage();

@@ -110,6 +110,18 @@ class Agent:
         assert text is not None and json.loads(text) == r.structured_content, f"{name}: text != structuredContent"
         return r.structured_content
 
+    async def permission(self, args: dict[str, Any], seed: Agent) -> dict[str, Any]:
+        """request_step with a run token, as a permission layer reads it: one text block holding
+        the JSON (valid against the seed outputSchema an agent token's list carries), no structuredContent."""
+        r = await self.call("request_step", args)
+        assert not r.is_error, f"request_step isError: {r.content}"
+        assert r.structured_content is None, "a run token's request_step answer carries no structuredContent"
+        assert len(r.content) == 1 and r.content[0].type == "text", f"exactly one text block: {r.content}"
+        answer = json.loads(r.content[0].text)
+        errors = sorted(seed.validators["request_step"].iter_errors(answer), key=str)
+        assert not errors, f"request_step text invalid: {[e.message for e in errors][:5]}"
+        return answer
+
     async def refused(self, name: str, args: dict[str, Any], *mention: str) -> str:
         r = await self.call(name, args)
         text = next((c.text for c in r.content if getattr(c, "type", None) == "text"), "")
@@ -175,7 +187,8 @@ async def test_every_tool_two_agents_at_2026_07_28():
         await builder.refused("request_step", {"tool_name": "Bash", "input": {"command": "ls"}})
         run = admin("start-run", "--agent", "alice/builder", "--task", task["id"])
         async with agent(run["run_token"]) as runner:
-            step = await runner.ok("request_step", {"tool_name": "Bash", "input": {"command": f"rm -rf build/{uniq()}"}, "kind": "destructive", "reason": "Clean."})
+            assert "request_step" not in runner.validators, "a run token sees request_step without outputSchema"
+            step = await runner.permission({"tool_name": "Bash", "input": {"command": f"rm -rf build/{uniq()}"}, "kind": "destructive", "reason": "Clean."}, builder)
             assert step["status"] == "pending" and step["behavior"] == "deny"
 
         # evidence rules, then return_result → review rework → return → accept

@@ -12,7 +12,7 @@ import { resolve } from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { chromium } from 'playwright-core';
 import { loadStack, skipUnlessStack, uniq, eventually, E2E_DIR, IN_CI, PROJECT } from '../lib/env.mjs';
-import { OutputValidator, checkRefused, textOf } from '../lib/validate.mjs';
+import { OutputValidator, checkRefused, checkRunToolList, textOf } from '../lib/validate.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 
 const CHROMIUM = process.env.PRICKLE_CHROMIUM || '/usr/bin/chromium';
@@ -55,18 +55,16 @@ describe('owners decide: the story end to end', { skip: skipUnlessStack(skipReas
   const getTask = (id) => ok(agents.bob.client, 'get_task', { task_id: id });
   const openRun = async (runToken) => {
     const c = await connectSdk(stack.url, runToken, 'prickle-e2e-story-run');
-    await c.client.listTools();
+    checkRunToolList((await c.client.listTools()).tools);
     return c;
   };
   /**
-   * request_step the way Claude Code's permission layer reads it: the text content is the JSON
-   * answer ({behavior, updatedInput} or {behavior, message}, plus step_id and status).
+   * request_step the way Claude Code's permission layer reads it: one text block holding the JSON
+   * answer ({behavior, updatedInput} or {behavior, message}, plus step_id and status), no
+   * structuredContent (a run token's answer).
    */
   const requestStep = async (run, args) => {
-    const r = await call(run.client, 'request_step', args);
-    const out = V.checkOk('request_step', r);
-    const parsed = JSON.parse(textOf(r));
-    assert.deepEqual(parsed, out, 'request_step: text content is the same JSON as structuredContent');
+    const parsed = V.checkPermissionAnswer('request_step', await call(run.client, 'request_step', args));
     if (parsed.behavior === 'allow') {
       assert.ok(parsed.updatedInput && typeof parsed.updatedInput === 'object', 'allow carries updatedInput');
     } else {

@@ -4,7 +4,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { loadStack, skipUnlessStack, admin, readSchema, uniq, eventually, TOOL_NAMES, SEED_TOOLS, PROJECT } from '../lib/env.mjs';
-import { OutputValidator, checkRefused, textOf } from '../lib/validate.mjs';
+import { OutputValidator, checkRefused, checkRunToolList, textOf } from '../lib/validate.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 
 const { stack, skipReason } = await loadStack();
@@ -16,6 +16,8 @@ describe('TypeScript SDK client', { skip: skipUnlessStack(skipReason) }, () => {
 
   const call = (who, name, args) => agents[who].client.callTool({ name, arguments: args });
   const ok = async (who, name, args) => V.checkOk(name, await call(who, name, args));
+  /** request_step with a run token: one text block holding the JSON, no structuredContent (as a permission layer reads it). */
+  const step = async (who, args) => V.checkPermissionAnswer('request_step', await call(who, 'request_step', args));
   const refused = async (who, name, args, mention) => checkRefused(name, await call(who, name, args), mention);
   /** Refused either as a domain error (isError) or as invalid params (-32602); returns the message. */
   const rejected = async (who, name, args, mention = []) => {
@@ -136,20 +138,20 @@ describe('TypeScript SDK client', { skip: skipUnlessStack(skipReason) }, () => {
       const run = admin(['start-run', '--agent', 'alice/builder', '--task', task.id]);
       assert.match(run.run_token, /^prk_r_/);
       agents.run = await connectSdk(stack.url, run.run_token, 'prickle-e2e-run');
-      await agents.run.client.listTools();
+      checkRunToolList((await agents.run.client.listTools()).tools);
       stepInput = { command: `git push origin e2e-${uniq()}` };
       const args = { tool_name: 'Bash', input: stepInput, kind: 'outbound', target: 'origin', reason: 'Publish the branch.' };
-      const first = await ok('run', 'request_step', args);
+      const first = await step('run', args);
       assert.equal(first.status, 'pending');
       assert.equal(first.behavior, 'deny');
       assert.match(first.message || '', /waiting/i);
-      const again = await ok('run', 'request_step', args);
+      const again = await step('run', args);
       assert.equal(again.step_id, first.step_id, 'the same call finds the same step');
       const { task: t } = await getTask('bob', task.id);
       assert.equal(t.waiting_on, 'owner_approval');
 
       admin(['decide-step', '--owner', 'alice', '--task', task.id, '--step', first.step_id, '--refuse', '--message', 'Not on a Friday.']);
-      const after = await ok('run', 'request_step', args);
+      const after = await step('run', args);
       assert.equal(after.step_id, first.step_id);
       assert.equal(after.status, 'refused');
       assert.equal(after.behavior, 'deny');
@@ -159,18 +161,18 @@ describe('TypeScript SDK client', { skip: skipUnlessStack(skipReason) }, () => {
     test('request_step approved: without tool_use_id → deny (left for the permission layer); with it → allow once', async () => {
       const input = { command: `npm publish --tag e2e-${uniq()}` };
       const args = { tool_name: 'Bash', input, kind: 'outbound', target: 'npm', reason: 'Release.' };
-      const pending = await ok('run', 'request_step', args);
+      const pending = await step('run', args);
       assert.equal(pending.status, 'pending');
       admin(['decide-step', '--owner', 'alice', '--task', task.id, '--step', pending.step_id, '--approve']);
-      const noId = await ok('run', 'request_step', args);
+      const noId = await step('run', args);
       assert.equal(noId.behavior, 'deny');
       assert.match(noId.message || '', /permission layer/i);
-      const allow = await ok('run', 'request_step', { ...args, tool_use_id: 'toolu_e2e_1' });
+      const allow = await step('run', { ...args, tool_use_id: 'toolu_e2e_1' });
       assert.equal(allow.step_id, pending.step_id);
       assert.equal(allow.behavior, 'allow');
       assert.equal(allow.status, 'consumed');
       assert.deepEqual(allow.updatedInput, input);
-      const twice = await ok('run', 'request_step', { ...args, tool_use_id: 'toolu_e2e_2' });
+      const twice = await step('run', { ...args, tool_use_id: 'toolu_e2e_2' });
       assert.notEqual(twice.behavior, 'allow', 'an approved step is allowed once');
     });
 

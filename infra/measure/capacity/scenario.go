@@ -89,7 +89,9 @@ type session struct {
 	nextID int
 }
 
-// call makes one recorded tool call as token's holder and returns its structuredContent.
+// call makes one recorded tool call as token's holder and returns its
+// structuredContent, or the JSON of its one text block when it carries none
+// (request_step answering a run token).
 func (s *session) call(token, tool string, args any) (json.RawMessage, error) {
 	s.rec.Label(tool)
 	defer s.rec.Label("")
@@ -135,6 +137,9 @@ func (s *session) call(token, tool string, args any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%s: no result: %s", tool, w.Body.String())
 	case resp.Result.IsError:
 		return nil, fmt.Errorf("%s refused: %+v", tool, resp.Result.Content)
+	}
+	if len(resp.Result.StructuredContent) == 0 && len(resp.Result.Content) == 1 {
+		return json.RawMessage(resp.Result.Content[0].Text), nil
 	}
 	return resp.Result.StructuredContent, nil
 }

@@ -1,0 +1,76 @@
+package step
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// summaryMax bounds a summary's length in runes; longer values are cut with an ellipsis.
+const summaryMax = 200
+
+// Summary says in one line what a call does, from the input of well-known
+// tools (Claude Code's Bash, Write, Edit, MultiEdit, NotebookEdit, Read,
+// WebFetch, WebSearch, and any MCP tool named mcp__<server>__<tool>), so an
+// owner asked by a permission layer, which sends no kind, target or reason,
+// still sees what the call would do; it is empty for other tools.
+func Summary(toolName string, input json.RawMessage) string {
+	var in map[string]any
+	_ = json.Unmarshal(input, &in) // a malformed input simply has no fields to show
+	field := func(name string) string {
+		s, _ := in[name].(string)
+		return oneLine(s)
+	}
+	switch toolName {
+	case "Bash":
+		cmd := field("command")
+		if cmd == "" {
+			return ""
+		}
+		s := "run the shell command `" + cmd + "`"
+		if d := field("description"); d != "" {
+			s += " (" + d + ")"
+		}
+		return clip(s)
+	case "Write":
+		return pathSummary("write the file ", field("file_path"))
+	case "Edit", "MultiEdit":
+		return pathSummary("edit the file ", field("file_path"))
+	case "NotebookEdit":
+		return pathSummary("edit the notebook ", field("notebook_path"))
+	case "Read":
+		return pathSummary("read the file ", field("file_path"))
+	case "WebFetch":
+		return pathSummary("fetch ", field("url"))
+	case "WebSearch":
+		return pathSummary("search the web for ", field("query"))
+	}
+	if rest, ok := strings.CutPrefix(toolName, "mcp__"); ok {
+		if server, tool, ok := strings.Cut(rest, "__"); ok && server != "" && tool != "" {
+			return clip(fmt.Sprintf("call the tool %s of the MCP server %s", tool, server))
+		}
+	}
+	return ""
+}
+
+func pathSummary(prefix, value string) string {
+	if value == "" {
+		return ""
+	}
+	return clip(prefix + value)
+}
+
+// oneLine folds line breaks and other control characters into spaces, so a
+// summary fits a subject line.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+}
+
+func clip(s string) string {
+	r := []rune(s)
+	if len(r) <= summaryMax {
+		return s
+	}
+	return string(r[:summaryMax-1]) + "…"
+}
