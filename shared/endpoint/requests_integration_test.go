@@ -201,7 +201,7 @@ func TestRequestsPerToolCall(t *testing.T) {
 		token func() string
 		args  func() string
 	}{
-		{"get_task", 3, func() string { return writer }, func() string { return fmt.Sprintf(`{"task_id":%q}`, wt.newTask(t, "accept")) }},
+		{"get_task", 2, func() string { return writer }, func() string { return fmt.Sprintf(`{"task_id":%q}`, wt.newTask(t, "accept")) }},
 		{"read_room", 4, func() string { return writer }, func() string { return `{"project":"website-v2"}` }},
 		{"update_pulse", 2, func() string { return writer }, func() string { return `{"project":"website-v2","doing":"Drafting."}` }},
 		{"update_pulse", 3, func() string { return writer }, func() string {

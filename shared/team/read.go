@@ -59,19 +59,16 @@ func (s *Service) ReadRoom(ctx context.Context, c identity.Caller, in ReadRoomIn
 
 // GetTask returns one task of the caller's projects with its history.
 func (s *Service) GetTask(ctx context.Context, c identity.Caller, in GetTaskInput) (GetTaskOutput, error) {
-	// The task and its history are read at once; the history is dropped
-	// unread when the task turns out not to be the caller's to see.
-	var h []task.Event
-	var historyErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { h, historyErr = s.Store.History(ctx, in.TaskID) })
-	t, err := s.visibleTask(ctx, c, in.TaskID)
-	wg.Wait()
-	if err != nil {
-		return GetTaskOutput{}, err
+	// The task and its history share a partition: one read brings both.
+	t, h, err := s.Store.TaskWithHistory(ctx, in.TaskID)
+	if errors.Is(err, ErrNotFound) {
+		return GetTaskOutput{}, task.Refusef("no task %s in a project of %s", in.TaskID, c.Agent)
 	}
-	if historyErr != nil {
-		return GetTaskOutput{}, fmt.Errorf("read history of %s: %w", t.ID, historyErr)
+	if err != nil {
+		return GetTaskOutput{}, fmt.Errorf("load task %s: %w", in.TaskID, err)
+	}
+	if err := s.visible(ctx, c, t); err != nil {
+		return GetTaskOutput{}, err
 	}
 	if h == nil {
 		h = []task.Event{}
