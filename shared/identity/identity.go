@@ -29,6 +29,12 @@ type Caller struct {
 	TaskID     string
 	RunID      string
 	ResumesRun string
+	// Projects are the project slugs the agent belonged to as its token
+	// says; they count only when ProjectsKnown (tokens stored before
+	// memberships were copied onto them leave it false, and the team service
+	// then reads the agent instead).
+	Projects      []string
+	ProjectsKnown bool
 }
 
 // Token is what the directory stores for a token: its hash and what it grants.
@@ -42,6 +48,10 @@ type Token struct {
 	ExpiresAt  *time.Time
 	Revoked    bool
 	CreatedAt  time.Time
+	// Projects is a copy of the agent's memberships, kept in step by the
+	// directory; ProjectsKnown is false on tokens stored without one.
+	Projects      []string
+	ProjectsKnown bool
 }
 
 // ErrUnknownToken means no usable token matches: unknown, revoked or expired.
@@ -86,7 +96,8 @@ func Authenticate(ctx context.Context, tokens TokenLookup, secret string, now ti
 		return Caller{}, ErrUnknownToken
 	}
 	owner, _, _ := strings.Cut(t.Agent, "/")
-	return Caller{Agent: t.Agent, Owner: owner, Kind: t.Kind, TaskID: t.TaskID, RunID: t.RunID, ResumesRun: t.ResumesRun}, nil
+	return Caller{Agent: t.Agent, Owner: owner, Kind: t.Kind, TaskID: t.TaskID, RunID: t.RunID, ResumesRun: t.ResumesRun,
+		Projects: t.Projects, ProjectsKnown: t.ProjectsKnown}, nil
 }
 
 type callerKey struct{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"testing"
 	"time"
@@ -81,6 +82,7 @@ func TestAuthenticate(t *testing.T) {
 	run := add("prk_r_good", identity.Token{Kind: identity.KindRun, Agent: "bob/reviewer", TaskID: "tsk_1", RunID: "run_2", ResumesRun: "run_1", ExpiresAt: &later})
 	revoked := add("prk_a_revoked", identity.Token{Kind: identity.KindAgent, Agent: "alice/writer", Revoked: true})
 	expired := add("prk_r_expired", identity.Token{Kind: identity.KindRun, Agent: "bob/reviewer", TaskID: "tsk_1", RunID: "run_1", ExpiresAt: &earlier})
+	member := add("prk_a_member", identity.Token{Kind: identity.KindAgent, Agent: "alice/writer", Projects: []string{"site"}, ProjectsKnown: true})
 	expiresNow := add("prk_r_now", identity.Token{Kind: identity.KindRun, Agent: "bob/reviewer", TaskID: "tsk_1", RunID: "run_1", ExpiresAt: &now})
 
 	cases := []struct {
@@ -91,6 +93,7 @@ func TestAuthenticate(t *testing.T) {
 	}{
 		{name: "agent token", secret: agent, want: identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindAgent}},
 		{name: "agent token with surrounding space", secret: "  " + agent + "\n", want: identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindAgent}},
+		{name: "memberships come with the token", secret: member, want: identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindAgent, Projects: []string{"site"}, ProjectsKnown: true}},
 		{name: "run token maps to its task and runs", secret: run, want: identity.Caller{Agent: "bob/reviewer", Owner: "bob", Kind: identity.KindRun, TaskID: "tsk_1", RunID: "run_2", ResumesRun: "run_1"}},
 		{name: "empty", secret: "", err: true},
 		{name: "blank", secret: "   ", err: true},
@@ -112,7 +115,7 @@ func TestAuthenticate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Authenticate: %v", err)
 			}
-			if got != c.want {
+			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("caller = %+v, want %+v", got, c.want)
 			}
 		})
@@ -139,7 +142,7 @@ func TestCallerInContext(t *testing.T) {
 	}
 	c := identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindAgent}
 	got, ok := identity.CallerFrom(identity.WithCaller(context.Background(), c))
-	if !ok || got != c {
+	if !ok || !reflect.DeepEqual(got, c) {
 		t.Errorf("CallerFrom = %+v, %v; want %+v", got, ok, c)
 	}
 }

@@ -256,6 +256,50 @@ func (s *Store) PutAgent(ctx context.Context, a team.Agent) error {
 	if err != nil {
 		return writeError("put agent "+a.ID, err)
 	}
+	return s.syncTokenProjects(ctx, a.ID, projects)
+}
+
+// syncTokenProjects copies an agent's projects onto each of its unrevoked
+// tokens (found through the by_agent index), so calls learn memberships with
+// the token. It runs right after PutAgent's transaction; when it fails the
+// error says so and running PutAgent again finishes the copy.
+func (s *Store) syncTokenProjects(ctx context.Context, agentID string, projects []string) error {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.tables.Directory),
+		IndexName:                 aws.String(byAgentIndex),
+		KeyConditionExpression:    aws.String("agent_id = :agent"),
+		FilterExpression:          aws.String("revoked = :false"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":agent": stringValue(agentID), ":false": &types.AttributeValueMemberBOOL{Value: false}},
+	}
+	hashes, err := queryAll(ctx, s.db, in, func(r tokenRecord) string { return r.Hash })
+	if err != nil {
+		return fmt.Errorf("put agent %s: tokens: %w", agentID, err)
+	}
+	values := map[string]types.AttributeValue{":known": &types.AttributeValueMemberBOOL{Value: true}}
+	update := "SET projects_known = :known REMOVE projects"
+	if len(projects) > 0 {
+		list := make([]types.AttributeValue, len(projects))
+		for i, p := range projects {
+			list[i] = stringValue(p)
+		}
+		values[":projects"] = &types.AttributeValueMemberL{Value: list}
+		update = "SET projects_known = :known, projects = :projects"
+	}
+	for _, h := range hashes {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(s.tables.Directory),
+			Key:                       directoryKey(tokenPK(h), tokenSK),
+			UpdateExpression:          aws.String(update),
+			ConditionExpression:       aws.String("attribute_exists(pk)"),
+			ExpressionAttributeValues: values,
+		})
+		if _, missing := failedCondition(err); missing { // deleted meanwhile
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("put agent %s: projects of token %s…: %w", agentID, h[:12], err)
+		}
+	}
 	return nil
 }
 

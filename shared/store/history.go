@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -61,4 +62,48 @@ func (s *Store) History(ctx context.Context, id string) ([]task.Event, error) {
 		return nil, fmt.Errorf("history of task %s: %w", id, team.ErrNotFound)
 	}
 	return events, nil
+}
+
+// TaskWithHistory reads a task and its history in one strongly consistent
+// Query of the task's partition, which holds nothing else.
+func (s *Store) TaskWithHistory(ctx context.Context, id string) (task.Task, []task.Event, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.tables.Tasks),
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(taskPK(id))},
+		ConsistentRead:            aws.Bool(true),
+	}
+	var items []map[string]types.AttributeValue
+	for p := dynamodb.NewQueryPaginator(s.db, in); p.HasMorePages(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return task.Task{}, nil, fmt.Errorf("task %s with history: %w", id, err)
+		}
+		items = append(items, page.Items...)
+	}
+	var t *task.Task
+	events := []task.Event{}
+	for _, item := range items {
+		sk, _ := item["sk"].(*types.AttributeValueMemberS)
+		switch {
+		case sk == nil:
+			return task.Task{}, nil, fmt.Errorf("task %s with history: item without sk", id)
+		case sk.Value == taskSK:
+			decoded, err := decodeTask(item)
+			if err != nil {
+				return task.Task{}, nil, fmt.Errorf("task %s: %w", id, err)
+			}
+			t = &decoded
+		case strings.HasPrefix(sk.Value, historyPrefix):
+			var r eventRecord
+			if err := unmarshalItem(item, &r); err != nil {
+				return task.Task{}, nil, fmt.Errorf("history of task %s: %w", id, err)
+			}
+			events = append(events, r.event())
+		}
+	}
+	if t == nil {
+		return task.Task{}, nil, fmt.Errorf("task %s: %w", id, team.ErrNotFound)
+	}
+	return *t, events, nil
 }

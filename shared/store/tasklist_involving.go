@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -33,6 +35,16 @@ func (s *Store) listInvolving(ctx context.Context, q team.TaskQuery, limit int) 
 	streams := []*indexStream{
 		s.involvingStream(q, "assignee", after),
 		s.involvingStream(q, "requester", after),
+	}
+	// Both indexes are first read at once; later pages only as the merge needs them.
+	heads := make([]error, len(streams))
+	var wg sync.WaitGroup
+	for i, st := range streams {
+		wg.Go(func() { _, heads[i] = st.head(ctx, s.db) })
+	}
+	wg.Wait()
+	if err := errors.Join(heads...); err != nil {
+		return team.TaskPage{}, fmt.Errorf("list tasks of %s: %w", q.Project, err)
 	}
 	page := team.TaskPage{Tasks: []task.Task{}}
 	last := ""

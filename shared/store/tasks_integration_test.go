@@ -188,3 +188,35 @@ func TestRacingMovesExactlyOneWins(t *testing.T) {
 		t.Errorf("new history line = %+v, want the winner's checkpoint", hist[2])
 	}
 }
+
+func TestTaskWithHistoryIsTaskAndHistoryInOneRead(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	tk := routedTask("t1", "website-v2", "ana/claude", "bo/codex", base)
+	mustCreate(t, f, tk)
+	m, err := task.Accept(tk, "bo/codex", "on it", base.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.ApplyMove(ctx, 1, m); err != nil {
+		t.Fatal(err)
+	}
+	got, hist, err := f.store.TaskWithHistory(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTask, err := f.store.Task(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHist, err := f.store.History(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asJSON(t, got) != asJSON(t, wantTask) || asJSON(t, hist) != asJSON(t, wantHist) {
+		t.Errorf("TaskWithHistory = %s %s, want %s %s", asJSON(t, got), asJSON(t, hist), asJSON(t, wantTask), asJSON(t, wantHist))
+	}
+	if _, _, err := f.store.TaskWithHistory(ctx, "ghost"); !errors.Is(err, team.ErrNotFound) {
+		t.Errorf("missing task: err = %v, want ErrNotFound", err)
+	}
+}

@@ -42,10 +42,17 @@ type tokenRecord struct {
 	ExpiresAt  string `dynamodbav:"expires_at,omitempty"`
 	Revoked    bool   `dynamodbav:"revoked"`
 	CreatedAt  string `dynamodbav:"created_at"`
+	// Projects copies the agent's memberships (PutToken, PutAgent), so a
+	// call learns them with the token; tokens stored before that lack
+	// projects_known and the team service reads the agent for them.
+	Projects      []string `dynamodbav:"projects,omitempty"`
+	ProjectsKnown bool     `dynamodbav:"projects_known,omitempty"`
 }
 
 // PutToken stores a new token by its hash; a token with that hash already
-// stored is ErrConflict, so a revoked token cannot be brought back.
+// stored is ErrConflict, so a revoked token cannot be brought back. The
+// token carries a copy of the agent's current projects (none known when the
+// agent is not in the directory).
 func (s *Store) PutToken(ctx context.Context, t identity.Token) error {
 	if !tokenHashPattern.MatchString(t.Hash) {
 		return fmt.Errorf("put token: hash is not a SHA-256 hex digest (store identity.Hash(secret), never the secret)")
@@ -57,6 +64,13 @@ func (s *Store) PutToken(ctx context.Context, t identity.Token) error {
 		PK: tokenPK(t.Hash), SK: tokenSK, Type: "token", Hash: t.Hash, Kind: t.Kind, AgentID: t.Agent,
 		TaskID: t.TaskID, RunID: t.RunID, ResumesRun: t.ResumesRun,
 		Revoked: t.Revoked, CreatedAt: sortableTime(t.CreatedAt),
+	}
+	a, err := s.Agent(ctx, t.Agent)
+	switch {
+	case err == nil:
+		r.Projects, r.ProjectsKnown = a.Projects, true
+	case !errors.Is(err, team.ErrNotFound):
+		return fmt.Errorf("put %s token of %s: %w", t.Kind, t.Agent, err)
 	}
 	if t.ExpiresAt != nil {
 		r.ExpiresAt = t.ExpiresAt.UTC().Format(time.RFC3339Nano)
@@ -102,6 +116,7 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (identity.Token, e
 	t := identity.Token{
 		Hash: r.Hash, Kind: r.Kind, Agent: r.AgentID, TaskID: r.TaskID, RunID: r.RunID,
 		ResumesRun: r.ResumesRun, Revoked: r.Revoked,
+		Projects: r.Projects, ProjectsKnown: r.ProjectsKnown,
 	}
 	if t.CreatedAt, err = time.Parse(time.RFC3339Nano, r.CreatedAt); err != nil {
 		return identity.Token{}, fmt.Errorf("look up token: created_at: %w", err)

@@ -14,7 +14,7 @@ import (
 // HandOffTask creates a task for a teammate; the caller is its requester.
 // A task whose dependencies are not all completed waits in requested.
 func (s *Service) HandOffTask(ctx context.Context, c identity.Caller, in HandOffInput) (TaskOutput, error) {
-	if _, err := s.member(ctx, c, in.Project); err != nil {
+	if err := s.joined(ctx, c, in.Project); err != nil {
 		return TaskOutput{}, err
 	}
 	assignee, err := s.Store.Agent(ctx, in.Assignee)

@@ -13,7 +13,7 @@ import (
 
 // AcceptTask takes a routed task; only its assignee may.
 func (s *Service) AcceptTask(ctx context.Context, c identity.Caller, in AcceptInput) (TaskOutput, error) {
-	t, err := s.transition(ctx, c, in.TaskID, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
+	t, err := s.transition(ctx, c, in.TaskID, false, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
 		return task.Accept(t, c.Agent, in.Note, now)
 	})
 	return TaskOutput{Task: t}, err
@@ -21,7 +21,7 @@ func (s *Service) AcceptTask(ctx context.Context, c identity.Caller, in AcceptIn
 
 // DeclineTask turns a routed or accepted task down; only its assignee may.
 func (s *Service) DeclineTask(ctx context.Context, c identity.Caller, in DeclineInput) (TaskOutput, error) {
-	t, err := s.transition(ctx, c, in.TaskID, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
+	t, err := s.transition(ctx, c, in.TaskID, false, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
 		return task.Decline(t, c.Agent, in.Reason, now)
 	})
 	return TaskOutput{Task: t}, err
@@ -33,7 +33,7 @@ func (s *Service) SaveCheckpoint(ctx context.Context, c identity.Caller, in Chec
 		Progress: in.Progress, Decisions: orEmpty(in.Decisions), FilesTouched: orEmpty(in.FilesTouched),
 		NextSteps: orEmpty(in.NextSteps), OpenQuestions: orEmpty(in.OpenQuestions),
 	}
-	t, err := s.transition(ctx, c, in.TaskID, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
+	t, err := s.transition(ctx, c, in.TaskID, false, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
 		return task.SaveCheckpoint(t, c.Agent, cp, in.WaitingOn, now)
 	})
 	return TaskOutput{Task: t}, err
@@ -45,7 +45,7 @@ func (s *Service) ReturnResult(ctx context.Context, c identity.Caller, in Return
 	if r.Provenance == "" {
 		r.Provenance = task.ProvenanceAgentGenerated
 	}
-	t, err := s.transition(ctx, c, in.TaskID, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
+	t, err := s.transition(ctx, c, in.TaskID, false, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
 		return task.ReturnResult(t, c.Agent, r, now)
 	})
 	if err != nil {
@@ -57,7 +57,7 @@ func (s *Service) ReturnResult(ctx context.Context, c identity.Caller, in Return
 
 // ReviewResult applies the requester's verdict; a completed task routes its dependents.
 func (s *Service) ReviewResult(ctx context.Context, c identity.Caller, in ReviewInput) (TaskOutput, error) {
-	t, err := s.transition(ctx, c, in.TaskID, func(t task.Task, p Project, now time.Time) (task.Move, error) {
+	t, err := s.transition(ctx, c, in.TaskID, true, func(t task.Task, p Project, now time.Time) (task.Move, error) {
 		needsOwner := slices.Contains(p.OwnerApprovalTypes, t.Packet.DeliverableType)
 		return task.Review(t, c.Agent, in.Verdict, in.Feedback, needsOwner, now)
 	})
@@ -85,7 +85,7 @@ func (s *Service) completed(ctx context.Context, t task.Task, actor string) {
 
 // CancelTask ends an open task; only its requester may.
 func (s *Service) CancelTask(ctx context.Context, c identity.Caller, in CancelInput) (TaskOutput, error) {
-	t, err := s.transition(ctx, c, in.TaskID, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
+	t, err := s.transition(ctx, c, in.TaskID, false, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
 		return task.Cancel(t, c.Agent, in.Reason, now)
 	})
 	return TaskOutput{Task: t}, err

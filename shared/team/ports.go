@@ -85,6 +85,9 @@ type TaskPage struct {
 type Tasks interface {
 	Task(ctx context.Context, id string) (task.Task, error)
 	History(ctx context.Context, id string) ([]task.Event, error)
+	// TaskWithHistory is Task and History in one read (ErrNotFound when
+	// there is no task).
+	TaskWithHistory(ctx context.Context, id string) (task.Task, []task.Event, error)
 	// CreateTask stores a new task (version 1) with its first history line.
 	CreateTask(ctx context.Context, t task.Task, first task.Event) error
 	// ApplyMove stores m.Task as version prevVersion+1 and appends m.Event,

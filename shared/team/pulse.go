@@ -11,7 +11,7 @@ import (
 
 // UpdatePulse stores what the caller is doing now in a project's Team Pulse.
 func (s *Service) UpdatePulse(ctx context.Context, c identity.Caller, in UpdatePulseInput) (UpdatePulseOutput, error) {
-	if _, err := s.member(ctx, c, in.Project); err != nil {
+	if err := s.joined(ctx, c, in.Project); err != nil {
 		return UpdatePulseOutput{}, err
 	}
 	e := pulse.Entry{
@@ -24,7 +24,7 @@ func (s *Service) UpdatePulse(ctx context.Context, c identity.Caller, in UpdateP
 		e.Availability = "working"
 	}
 	if in.TaskID != "" {
-		t, _, err := s.visibleTask(ctx, c, in.TaskID)
+		t, err := s.visibleTask(ctx, c, in.TaskID)
 		if err != nil {
 			return UpdatePulseOutput{}, err
 		}

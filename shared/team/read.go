@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/pulse"
@@ -15,7 +16,7 @@ var ErrBadCursor = errors.New("bad cursor")
 
 // ReadRoom returns Team Pulse of a project and the tasks that involve the caller, newest first.
 func (s *Service) ReadRoom(ctx context.Context, c identity.Caller, in ReadRoomInput) (ReadRoomOutput, error) {
-	if _, err := s.member(ctx, c, in.Project); err != nil {
+	if err := s.joined(ctx, c, in.Project); err != nil {
 		return ReadRoomOutput{}, err
 	}
 	if in.Role == "" {
@@ -24,14 +25,19 @@ func (s *Service) ReadRoom(ctx context.Context, c identity.Caller, in ReadRoomIn
 	if in.Limit == 0 {
 		in.Limit = 20
 	}
-	entries, err := s.Store.Pulse(ctx, in.Project)
-	if err != nil {
-		return ReadRoomOutput{}, fmt.Errorf("read pulse of %s: %w", in.Project, err)
-	}
+	// Team Pulse and the caller's tasks are read at once.
+	var entries []pulse.Entry
+	var pulseErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { entries, pulseErr = s.Store.Pulse(ctx, in.Project) })
 	page, err := s.Store.ListTasks(ctx, TaskQuery{
 		Project: in.Project, Involving: c.Agent, Role: in.Role,
 		States: in.States, Limit: in.Limit, Cursor: in.Cursor,
 	})
+	wg.Wait()
+	if pulseErr != nil {
+		return ReadRoomOutput{}, fmt.Errorf("read pulse of %s: %w", in.Project, pulseErr)
+	}
 	if errors.Is(err, ErrBadCursor) {
 		return ReadRoomOutput{}, task.Refusef("cursor %q is not one read_room returned for this query; start again without a cursor", in.Cursor)
 	}
@@ -53,13 +59,16 @@ func (s *Service) ReadRoom(ctx context.Context, c identity.Caller, in ReadRoomIn
 
 // GetTask returns one task of the caller's projects with its history.
 func (s *Service) GetTask(ctx context.Context, c identity.Caller, in GetTaskInput) (GetTaskOutput, error) {
-	t, _, err := s.visibleTask(ctx, c, in.TaskID)
-	if err != nil {
-		return GetTaskOutput{}, err
+	// The task and its history share a partition: one read brings both.
+	t, h, err := s.Store.TaskWithHistory(ctx, in.TaskID)
+	if errors.Is(err, ErrNotFound) {
+		return GetTaskOutput{}, task.Refusef("no task %s in a project of %s", in.TaskID, c.Agent)
 	}
-	h, err := s.Store.History(ctx, t.ID)
 	if err != nil {
-		return GetTaskOutput{}, fmt.Errorf("read history of %s: %w", t.ID, err)
+		return GetTaskOutput{}, fmt.Errorf("load task %s: %w", in.TaskID, err)
+	}
+	if err := s.visible(ctx, c, t); err != nil {
+		return GetTaskOutput{}, err
 	}
 	if h == nil {
 		h = []task.Event{}

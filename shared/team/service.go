@@ -70,16 +70,28 @@ func (s *Service) now() time.Time {
 	return s.Now().UTC().Truncate(time.Millisecond)
 }
 
-// member returns the project if the caller belongs to it. A project the
-// caller is not in looks exactly like one that does not exist.
-func (s *Service) member(ctx context.Context, c identity.Caller, slug string) (Project, error) {
-	a, err := s.Store.Agent(ctx, c.Agent)
-	if err != nil {
-		return Project{}, fmt.Errorf("load caller %s: %w", c.Agent, err)
+// joined refuses a project the caller does not belong to, which looks
+// exactly like one that does not exist. The memberships come with the
+// caller's token; a token stored without them falls back to reading the
+// agent.
+func (s *Service) joined(ctx context.Context, c identity.Caller, slug string) error {
+	projects := c.Projects
+	if !c.ProjectsKnown {
+		a, err := s.Store.Agent(ctx, c.Agent)
+		if err != nil {
+			return fmt.Errorf("load caller %s: %w", c.Agent, err)
+		}
+		projects = a.Projects
 	}
-	if !slices.Contains(a.Projects, slug) {
-		return Project{}, task.Refusef("no project %s that %s belongs to", slug, c.Agent)
+	if !slices.Contains(projects, slug) {
+		return task.Refusef("no project %s that %s belongs to", slug, c.Agent)
 	}
+	return nil
+}
+
+// project reads a project's settings; a missing one is refused as if the
+// caller did not belong to it.
+func (s *Service) project(ctx context.Context, c identity.Caller, slug string) (Project, error) {
 	p, err := s.Store.Project(ctx, slug)
 	if errors.Is(err, ErrNotFound) {
 		return Project{}, task.Refusef("no project %s that %s belongs to", slug, c.Agent)
@@ -92,40 +104,69 @@ func (s *Service) member(ctx context.Context, c identity.Caller, slug string) (P
 
 // visibleTask loads a task the caller may see: one of a project it belongs
 // to. Any other task is reported as not found, so outsiders learn nothing.
-func (s *Service) visibleTask(ctx context.Context, c identity.Caller, id string) (task.Task, Project, error) {
+func (s *Service) visibleTask(ctx context.Context, c identity.Caller, id string) (task.Task, error) {
 	t, err := s.Store.Task(ctx, id)
 	if errors.Is(err, ErrNotFound) {
-		return task.Task{}, Project{}, task.Refusef("no task %s in a project of %s", id, c.Agent)
+		return task.Task{}, task.Refusef("no task %s in a project of %s", id, c.Agent)
 	}
 	if err != nil {
-		return task.Task{}, Project{}, fmt.Errorf("load task %s: %w", id, err)
+		return task.Task{}, fmt.Errorf("load task %s: %w", id, err)
 	}
-	p, err := s.member(ctx, c, t.Project)
-	var refusal *task.Refusal
-	if errors.As(err, &refusal) {
-		return task.Task{}, Project{}, task.Refusef("no task %s in a project of %s", id, c.Agent)
-	}
-	if err != nil {
-		return task.Task{}, Project{}, err
-	}
-	return t, p, nil
+	return t, s.visible(ctx, c, t)
 }
 
-// writableTask is visibleTask plus the run-token rule: a run token acts
-// only on the task it was minted for.
-func (s *Service) writableTask(ctx context.Context, c identity.Caller, id string) (task.Task, Project, error) {
+// visible refuses a loaded task the caller may not see as not found.
+func (s *Service) visible(ctx context.Context, c identity.Caller, t task.Task) error {
+	err := s.joined(ctx, c, t.Project)
+	var refusal *task.Refusal
+	if errors.As(err, &refusal) {
+		return task.Refusef("no task %s in a project of %s", t.ID, c.Agent)
+	}
+	return err
+}
+
+// taskProject is the settings of a visible task's project, refused as the
+// task itself when the project is gone.
+func (s *Service) taskProject(ctx context.Context, c identity.Caller, t task.Task) (Project, error) {
+	p, err := s.project(ctx, c, t.Project)
+	var refusal *task.Refusal
+	if errors.As(err, &refusal) {
+		return Project{}, task.Refusef("no task %s in a project of %s", t.ID, c.Agent)
+	}
+	return p, err
+}
+
+// writable is the run-token rule: a run token acts only on the task it was
+// minted for.
+func writable(c identity.Caller, id string) error {
 	if c.Kind == identity.KindRun && c.TaskID != id {
-		return task.Task{}, Project{}, task.Refusef("this run token is for task %s; use your agent token for task %s", c.TaskID, id)
+		return task.Refusef("this run token is for task %s; use your agent token for task %s", c.TaskID, id)
+	}
+	return nil
+}
+
+// writableTask is visibleTask plus the run-token rule.
+func (s *Service) writableTask(ctx context.Context, c identity.Caller, id string) (task.Task, error) {
+	if err := writable(c, id); err != nil {
+		return task.Task{}, err
 	}
 	return s.visibleTask(ctx, c, id)
 }
 
 // transition loads a task, applies a lifecycle rule and stores the move in
 // one conditional write; a lost race is reported with the state that won.
-func (s *Service) transition(ctx context.Context, c identity.Caller, id string, rule func(task.Task, Project, time.Time) (task.Move, error)) (task.Task, error) {
-	t, p, err := s.writableTask(ctx, c, id)
+// The rule gets the project's settings only when withProject is set (one
+// read more).
+func (s *Service) transition(ctx context.Context, c identity.Caller, id string, withProject bool, rule func(task.Task, Project, time.Time) (task.Move, error)) (task.Task, error) {
+	t, err := s.writableTask(ctx, c, id)
 	if err != nil {
 		return task.Task{}, err
+	}
+	var p Project
+	if withProject {
+		if p, err = s.taskProject(ctx, c, t); err != nil {
+			return task.Task{}, err
+		}
 	}
 	m, err := rule(t, p, s.now())
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/useprickle/prickle/shared/event"
@@ -28,7 +29,7 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 	if c.Kind != identity.KindRun {
 		return RequestStepOutput{}, task.Refusef("request_step is for a woken run only: it needs the run token Prickle gives a run it wakes for a task, and %s called with its agent token", c.Agent)
 	}
-	t, p, err := s.writableTask(ctx, c, c.TaskID)
+	t, err := s.writableTask(ctx, c, c.TaskID)
 	if err != nil {
 		return RequestStepOutput{}, err
 	}
@@ -49,7 +50,16 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 	fp := step.Fingerprint(t.ID, in.ToolName, canonical)
 	now := s.now()
 
+	// The project's settings and the task's steps are read at once.
+	var p Project
+	var projectErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { p, projectErr = s.taskProject(ctx, c, t) })
 	steps, err := s.Store.StepsForTask(ctx, t.ID)
+	wg.Wait()
+	if projectErr != nil {
+		return RequestStepOutput{}, projectErr
+	}
 	if err != nil {
 		return RequestStepOutput{}, fmt.Errorf("read steps of task %s: %w", t.ID, err)
 	}

@@ -158,6 +158,19 @@ func (s *Store) History(_ context.Context, id string) ([]task.Event, error) {
 	return out, nil
 }
 
+// TaskWithHistory implements team.Tasks: Task and History together.
+func (s *Store) TaskWithHistory(ctx context.Context, id string) (task.Task, []task.Event, error) {
+	t, err := s.Task(ctx, id)
+	if err != nil {
+		return task.Task{}, nil, err
+	}
+	h, err := s.History(ctx, id)
+	if err != nil {
+		return task.Task{}, nil, err
+	}
+	return t, h, nil
+}
+
 // CreateTask implements team.Tasks: the task is stored at version 1, only
 // if no task has its id (team.ErrConflict otherwise).
 func (s *Store) CreateTask(_ context.Context, t task.Task, first task.Event) error {
