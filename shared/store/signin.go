@@ -85,3 +85,106 @@ func (s *Store) AllowSignInRequest(ctx context.Context, owner string, now time.T
 	}
 	return true, nil
 }
+
+// Owners' sessions, in the directory table, make session cookies revocable:
+//
+//	session  pk SESSION#<owner>  sk <session id>  created_at, ttl
+//
+// A cookie opens pages only while its item exists (one strongly consistent
+// GetItem per signed-in request). Signing out deletes the item; signing out
+// everywhere deletes every item of the owner's partition. ttl, the session's
+// expiry, lets DynamoDB drop items of sessions nobody signed out of (an
+// expired cookie is refused by its signature's time anyway). The session id
+// is a bearer secret: it is never logged nor put in an error.
+type sessionRecord struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	Type      string `dynamodbav:"type"`
+	CreatedAt string `dynamodbav:"created_at"`
+	TTL       int64  `dynamodbav:"ttl"`
+}
+
+func sessionPK(owner string) string { return "SESSION#" + owner }
+
+// StartSession records a session of owner until expires.
+func (s *Store) StartSession(ctx context.Context, owner, id string, expires time.Time) error {
+	if owner == "" || id == "" {
+		return fmt.Errorf("start session: no owner or no session id")
+	}
+	item, err := marshalItem(sessionRecord{
+		PK: sessionPK(owner), SK: id, Type: "session",
+		CreatedAt: sortableTime(time.Now()), TTL: expires.Unix(),
+	})
+	if err != nil {
+		return fmt.Errorf("start session of %s: %w", owner, err)
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.tables.Directory), Item: item}); err != nil {
+		return fmt.Errorf("start session of %s: %w", owner, err)
+	}
+	return nil
+}
+
+// SessionActive reports whether the session is recorded, strongly consistent
+// so a sign-out is seen by the very next request.
+func (s *Store) SessionActive(ctx context.Context, owner, id string) (bool, error) {
+	if owner == "" || id == "" {
+		return false, nil
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:            aws.String(s.tables.Directory),
+		Key:                  directoryKey(sessionPK(owner), id),
+		ConsistentRead:       aws.Bool(true),
+		ProjectionExpression: aws.String("pk"),
+	})
+	if err != nil {
+		return false, fmt.Errorf("check session of %s: %w", owner, err)
+	}
+	return out.Item != nil, nil
+}
+
+// EndSession deletes one session of owner; an unknown one is not an error.
+func (s *Store) EndSession(ctx context.Context, owner, id string) error {
+	if owner == "" || id == "" {
+		return nil
+	}
+	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(s.tables.Directory),
+		Key:       directoryKey(sessionPK(owner), id),
+	}); err != nil {
+		return fmt.Errorf("end session of %s: %w", owner, err)
+	}
+	return nil
+}
+
+// EndOwnerSessions deletes every session of owner: a Query of the owner's
+// partition, then one DeleteItem per session (an owner has a handful).
+func (s *Store) EndOwnerSessions(ctx context.Context, owner string) error {
+	if owner == "" {
+		return fmt.Errorf("end sessions: no owner")
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.tables.Directory),
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(sessionPK(owner))},
+		ProjectionExpression:      aws.String("pk, sk"),
+		ConsistentRead:            aws.Bool(true),
+	}
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return fmt.Errorf("list sessions of %s: %w", owner, err)
+		}
+		for _, it := range out.Items {
+			if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+				TableName: aws.String(s.tables.Directory),
+				Key:       map[string]types.AttributeValue{"pk": it["pk"], "sk": it["sk"]},
+			}); err != nil {
+				return fmt.Errorf("end sessions of %s: %w", owner, err)
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
