@@ -7,6 +7,13 @@
 // labels, so a sign-in token is never a session and neither is an approval
 // link. A sign-in token is single use because its nonce is recorded when it
 // is used (a conditional put in the directory table, see Markers).
+//
+// A session is also revocable: its nonce is the session id, recorded when
+// the owner signs in (Sessions, an item in the directory table that DynamoDB's
+// TTL drops when the session expires). A cookie opens pages only while its
+// item exists, so signing out (End) or signing out everywhere (EndAll)
+// refuses the cookie at once although its signature still holds. A cookie
+// minted before sessions were recorded has no item and is refused too.
 package session
 
 import (
@@ -49,6 +56,19 @@ var ErrUsed = errors.New("sign-in link was already used")
 type Markers interface {
 	// UseSignIn records nonce as used; first is false when it was used before.
 	UseSignIn(ctx context.Context, nonce string, expires time.Time) (first bool, err error)
+}
+
+// Sessions records the sessions that may open pages; *store.Store satisfies it.
+// The id is a secret bearer value: implementations never log it.
+type Sessions interface {
+	// StartSession records the session id of owner until expires.
+	StartSession(ctx context.Context, owner, id string, expires time.Time) error
+	// SessionActive reports whether the session is recorded (strongly consistent).
+	SessionActive(ctx context.Context, owner, id string) (bool, error)
+	// EndSession forgets one session; ending an unknown one is not an error.
+	EndSession(ctx context.Context, owner, id string) error
+	// EndOwnerSessions forgets every session of owner.
+	EndOwnerSessions(ctx context.Context, owner string) error
 }
 
 // Claims is what a sign-in token or a session says: who, until when.
@@ -172,36 +192,67 @@ func (k Keys) CheckSignInFormToken(token, v string) bool {
 type Session struct {
 	Owner   string
 	Expires time.Time
+	id      string // the session id (the claims' nonce), never logged
 	value   string // the cookie value, which form tokens are bound to
 }
 
-// Start returns the cookie that signs owner in for SessionLifetime. It is
-// HttpOnly, SameSite=Lax, and Secure unless the request came to a loopback
-// host (the local stack serves plain http on 127.0.0.1).
-func (k Keys) Start(r *http.Request, owner string, now time.Time) *http.Cookie {
+// Start records a new session of owner in st and returns the cookie that
+// signs the browser in for SessionLifetime. It is HttpOnly, SameSite=Lax,
+// and Secure unless the request came to a loopback host (the local stack
+// serves plain http on 127.0.0.1).
+func (k Keys) Start(ctx context.Context, st Sessions, r *http.Request, owner string, now time.Time) (*http.Cookie, error) {
 	c := Claims{Kind: kindSession, Owner: owner, Expires: now.Add(SessionLifetime), Nonce: nonce()}
+	if err := st.StartSession(ctx, owner, c.Nonce, c.Expires); err != nil {
+		return nil, fmt.Errorf("start session of %s: %w", owner, err)
+	}
 	return &http.Cookie{
 		Name: CookieName, Value: sign(k.session, c), Path: "/", Expires: c.Expires,
 		MaxAge: int(SessionLifetime / time.Second), HttpOnly: true, Secure: !Loopback(r), SameSite: http.SameSiteLaxMode,
-	}
+	}, nil
 }
 
-// End returns the cookie that signs the browser out.
-func End(r *http.Request) *http.Cookie {
+// End forgets the session s in st and returns the cookie that signs the browser out.
+func End(ctx context.Context, st Sessions, r *http.Request, s Session) (*http.Cookie, error) {
+	if err := st.EndSession(ctx, s.Owner, s.id); err != nil {
+		return nil, fmt.Errorf("end session of %s: %w", s.Owner, err)
+	}
+	return Cleared(r), nil
+}
+
+// EndAll forgets every session of s's owner in st, this one included, and
+// returns the cookie that signs this browser out.
+func EndAll(ctx context.Context, st Sessions, r *http.Request, s Session) (*http.Cookie, error) {
+	if err := st.EndOwnerSessions(ctx, s.Owner); err != nil {
+		return nil, fmt.Errorf("end every session of %s: %w", s.Owner, err)
+	}
+	return Cleared(r), nil
+}
+
+// Cleared is the cookie that removes the session cookie from the browser.
+func Cleared(r *http.Request) *http.Cookie {
 	return &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: !Loopback(r), SameSite: http.SameSiteLaxMode}
 }
 
-// From reads the session of a request; ok is false without a valid, unexpired cookie.
-func (k Keys) From(r *http.Request, now time.Time) (Session, bool) {
+// From reads the session of a request: ok is false without a valid,
+// unexpired cookie whose session st still records. err is st's failure
+// (ok is false then too: a session that cannot be checked opens nothing).
+func (k Keys) From(ctx context.Context, st Sessions, r *http.Request, now time.Time) (s Session, ok bool, err error) {
 	ck, err := r.Cookie(CookieName)
 	if err != nil {
-		return Session{}, false
+		return Session{}, false, nil
 	}
 	c, err := verify(k.session, kindSession, ck.Value, now)
 	if err != nil {
-		return Session{}, false
+		return Session{}, false, nil
 	}
-	return Session{Owner: c.Owner, Expires: c.Expires, value: ck.Value}, true
+	active, err := st.SessionActive(ctx, c.Owner, c.Nonce)
+	if err != nil {
+		return Session{}, false, fmt.Errorf("check session of %s: %w", c.Owner, err)
+	}
+	if !active {
+		return Session{}, false, nil
+	}
+	return Session{Owner: c.Owner, Expires: c.Expires, id: c.Nonce, value: ck.Value}, true, nil
 }
 
 // FormToken is the hidden CSRF field of a signed-in page's forms, bound to the session.

@@ -30,6 +30,59 @@ func (m *markers) UseSignIn(_ context.Context, nonce string, _ time.Time) (bool,
 	return true, nil
 }
 
+// sessions is an in-memory session.Sessions.
+type sessions struct {
+	mu   sync.Mutex
+	live map[string]map[string]bool // owner → session id → recorded
+	fail error
+}
+
+func newSessions() *sessions { return &sessions{live: map[string]map[string]bool{}} }
+
+func (s *sessions) StartSession(_ context.Context, owner, id string, _ time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live[owner] == nil {
+		s.live[owner] = map[string]bool{}
+	}
+	s.live[owner][id] = true
+	return nil
+}
+
+func (s *sessions) SessionActive(_ context.Context, owner, id string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live[owner][id], s.fail
+}
+
+func (s *sessions) EndSession(_ context.Context, owner, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.live[owner], id)
+	return nil
+}
+
+func (s *sessions) EndOwnerSessions(_ context.Context, owner string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.live, owner)
+	return nil
+}
+
+func start(t *testing.T, k session.Keys, st session.Sessions, r *http.Request, owner string, now time.Time) *http.Cookie {
+	t.Helper()
+	ck, err := k.Start(context.Background(), st, r, owner, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ck
+}
+
+func from(k session.Keys, st session.Sessions, r *http.Request, now time.Time) (session.Session, bool) {
+	s, ok, _ := k.From(context.Background(), st, r, now)
+	return s, ok
+}
+
 func keys(t *testing.T) session.Keys {
 	t.Helper()
 	k, err := session.NewKeys(secret)
@@ -91,13 +144,14 @@ func TestTamperedAndCrossKindTokensRefused(t *testing.T) {
 	}
 	// A session cookie is not a sign-in link.
 	r := httptest.NewRequest("GET", "http://127.0.0.1/", nil)
-	ck := k.Start(r, "alice", now)
+	st := newSessions()
+	ck := start(t, k, st, r, "alice", now)
 	if _, err := k.CheckSignIn(ck.Value, now); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("session as sign-in: %v", err)
 	}
 	// And a sign-in link is not a session.
 	r.AddCookie(&http.Cookie{Name: session.CookieName, Value: tok})
-	if _, ok := k.From(r, now); ok {
+	if _, ok := from(k, st, r, now); ok {
 		t.Error("a sign-in token was accepted as a session")
 	}
 }
@@ -105,27 +159,83 @@ func TestTamperedAndCrossKindTokensRefused(t *testing.T) {
 func TestSessionCookie(t *testing.T) {
 	k := keys(t)
 	now := time.Now()
+	st := newSessions()
 	for _, c := range []struct {
 		url    string
 		secure bool
 	}{{"http://127.0.0.1:3000/", false}, {"http://localhost:3000/", false}, {"http://[::1]:3000/", false}, {"https://app.useprickle.dev/", true}} {
 		r := httptest.NewRequest("POST", c.url, nil)
-		ck := k.Start(r, "alice", now)
+		ck := start(t, k, st, r, "alice", now)
 		if !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode || ck.Secure != c.secure || ck.Path != "/" || ck.MaxAge != 12*3600 {
 			t.Errorf("%s: cookie %+v", c.url, ck)
 		}
 		got := httptest.NewRequest("GET", c.url, nil)
 		got.AddCookie(ck)
-		s, ok := k.From(got, now.Add(time.Hour))
+		s, ok := from(k, st, got, now.Add(time.Hour))
 		if !ok || s.Owner != "alice" {
 			t.Errorf("%s: session %+v %v", c.url, s, ok)
 		}
-		if _, ok := k.From(got, now.Add(session.SessionLifetime)); ok {
+		if _, ok := from(k, st, got, now.Add(session.SessionLifetime)); ok {
 			t.Errorf("%s: session valid after 12 h", c.url)
 		}
 		tok := k.FormToken(s)
 		if !k.CheckFormToken(s, tok) || k.CheckFormToken(s, tok+"x") || k.CheckFormToken(session.Session{Owner: "alice"}, tok) {
 			t.Errorf("%s: form token checks wrong", c.url)
 		}
+	}
+}
+
+func TestSessionIsRevocable(t *testing.T) {
+	k := keys(t)
+	now := time.Now()
+	ctx := context.Background()
+	st := newSessions()
+	r := httptest.NewRequest("POST", "http://127.0.0.1/", nil)
+	open := func(ck *http.Cookie) (session.Session, bool) {
+		got := httptest.NewRequest("GET", "http://127.0.0.1/", nil)
+		got.AddCookie(ck)
+		return from(k, st, got, now)
+	}
+	laptop, phone, tablet := start(t, k, st, r, "alice", now), start(t, k, st, r, "alice", now), start(t, k, st, r, "alice", now)
+	bob := start(t, k, st, r, "bob", now)
+	s, ok := open(laptop)
+	if !ok {
+		t.Fatal("a fresh session is refused")
+	}
+	// Signing out ends this session only.
+	cleared, err := session.End(ctx, st, r, s)
+	if err != nil || cleared.MaxAge >= 0 || cleared.Value != "" || !cleared.HttpOnly {
+		t.Fatalf("End = %+v, %v", cleared, err)
+	}
+	if _, ok := open(laptop); ok {
+		t.Error("the signed-out cookie still opens a session")
+	}
+	p, ok := open(phone)
+	if !ok {
+		t.Fatal("signing out on the laptop ended the phone's session")
+	}
+	// Signing out everywhere ends every session of the owner, nobody else's.
+	if _, err := session.EndAll(ctx, st, r, p); err != nil {
+		t.Fatal(err)
+	}
+	for name, ck := range map[string]*http.Cookie{"phone": phone, "tablet": tablet} {
+		if _, ok := open(ck); ok {
+			t.Errorf("%s still signed in after signing out everywhere", name)
+		}
+	}
+	if _, ok := open(bob); !ok {
+		t.Error("alice signing out everywhere ended bob's session")
+	}
+	// A validly signed cookie whose session was never recorded (minted
+	// before sessions were recorded) opens nothing.
+	if _, ok := open(start(t, k, newSessions(), r, "bob", now)); ok {
+		t.Error("an unrecorded session was accepted")
+	}
+	// A session that cannot be checked opens nothing, and says why.
+	st.fail = errors.New("table unavailable")
+	got := httptest.NewRequest("GET", "http://127.0.0.1/", nil)
+	got.AddCookie(bob)
+	if _, ok, err := k.From(ctx, st, got, now); ok || err == nil || !strings.Contains(err.Error(), "table unavailable") {
+		t.Errorf("store failure: ok %v, err %v", ok, err)
 	}
 }

@@ -60,6 +60,7 @@ type fakeRoom struct {
 	agents []team.Agent
 	used   map[string]bool
 	asked  map[string]int
+	live   map[string]map[string]bool // owner → session id → recorded
 }
 
 func newFakeRoom(t *testing.T) roomBackend {
@@ -124,6 +125,39 @@ func (f *fakeRoom) UseSignIn(_ context.Context, nonce string, _ time.Time) (bool
 	}
 	f.used[nonce] = true
 	return true, nil
+}
+
+func (f *fakeRoom) StartSession(_ context.Context, owner, id string, _ time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.live == nil {
+		f.live = map[string]map[string]bool{}
+	}
+	if f.live[owner] == nil {
+		f.live[owner] = map[string]bool{}
+	}
+	f.live[owner][id] = true
+	return nil
+}
+
+func (f *fakeRoom) SessionActive(_ context.Context, owner, id string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.live[owner][id], nil
+}
+
+func (f *fakeRoom) EndSession(_ context.Context, owner, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.live[owner], id)
+	return nil
+}
+
+func (f *fakeRoom) EndOwnerSessions(_ context.Context, owner string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.live, owner)
+	return nil
 }
 
 func TestRoomInMemory(t *testing.T) { runRoom(t, newFakeRoom) }
@@ -606,6 +640,70 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 			t.Errorf("after sign-out = %d", r.status)
 		}
 	})
+
+	t.Run("sign out ends the session on the server: a copy of the old cookie opens nothing", func(t *testing.T) {
+		e := newRoomEnv(t, newStore(t))
+		alice := e.signIn("alice")
+		copied := e.browser()
+		copied.cookies[session.CookieName] = alice.cookies[session.CookieName]
+		if r := copied.get("/p/website-v2"); r.status != http.StatusOK {
+			t.Fatalf("the copied cookie before sign-out = %d", r.status)
+		}
+		other := e.signIn("alice") // another browser of the same owner
+		if r := alice.do(http.MethodPost, "/signout", url.Values{"csrf": {formToken(t, alice.get("/"))}}); r.status != http.StatusSeeOther {
+			t.Fatalf("sign-out = %d:\n%s", r.status, r.text)
+		}
+		assertSignedOut(t, copied, "the copied cookie after sign-out")
+		if r := other.get("/p/website-v2"); r.status != http.StatusOK {
+			t.Errorf("signing out one browser ended another's session: %d", r.status)
+		}
+	})
+
+	t.Run("sign out everywhere ends every session of the owner, nobody else's; it needs the form token", func(t *testing.T) {
+		e := newRoomEnv(t, newStore(t))
+		laptop, phone, bob := e.signIn("alice"), e.signIn("alice"), e.signIn("bob")
+		home := laptop.get("/")
+		if !strings.Contains(home.text, "Sign out everywhere") {
+			t.Fatalf("no Sign out everywhere button on the home page:\n%s", home.text)
+		}
+		if r := laptop.do(http.MethodPost, "/signout-everywhere", url.Values{"csrf": {"nope"}}); r.status != http.StatusForbidden {
+			t.Errorf("forged sign-out everywhere = %d", r.status)
+		}
+		if r := phone.get("/p/website-v2"); r.status != http.StatusOK {
+			t.Fatalf("a forged form ended the phone's session: %d", r.status)
+		}
+		kept := e.browser()
+		kept.cookies[session.CookieName] = laptop.cookies[session.CookieName]
+		r := laptop.do(http.MethodPost, "/signout-everywhere", url.Values{"csrf": {formToken(t, home)}})
+		if r.status != http.StatusSeeOther || r.header.Get("Location") != "signin" || laptop.cookies[session.CookieName] != nil {
+			t.Fatalf("sign-out everywhere = %d to %q, cookies %v", r.status, r.header.Get("Location"), laptop.cookies)
+		}
+		assertSignedOut(t, phone, "the other browser")
+		assertSignedOut(t, kept, "a copy of the signing-out browser's cookie")
+		if r := bob.get("/p/website-v2"); r.status != http.StatusOK {
+			t.Errorf("alice signing out everywhere ended bob's session: %d", r.status)
+		}
+		// Signing in again works.
+		if r := e.signIn("alice").get("/p/website-v2"); r.status != http.StatusOK {
+			t.Errorf("signing in after signing out everywhere: %d", r.status)
+		}
+	})
+}
+
+// assertSignedOut checks that b's cookie opens no page, fragment or form.
+func assertSignedOut(t *testing.T, b *browser, who string) {
+	t.Helper()
+	for _, p := range []string{"/p/website-v2", "/p/website-v2/tasks", "/p/website-v2/owners"} {
+		if r := b.get(p); r.status != http.StatusSeeOther || !strings.HasSuffix(r.header.Get("Location"), "../signin") {
+			t.Errorf("%s: GET %s = %d to %q, want the sign-in page", who, p, r.status, r.header.Get("Location"))
+		}
+	}
+	if r := b.get("/p/website-v2/pulse"); r.status != http.StatusUnauthorized {
+		t.Errorf("%s: the pulse fragment = %d, want 401", who, r.status)
+	}
+	if r := b.get("/"); strings.Contains(r.text, "Signed in as") || !strings.Contains(r.text, `name="owner"`) {
+		t.Errorf("%s: home is not the sign-in form:\n%s", who, r.text)
+	}
 }
 
 // publishTo delivers events straight to one handler, as the local bus does.

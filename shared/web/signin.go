@@ -37,6 +37,7 @@ type RoomStore interface {
 	ProjectBudgets(ctx context.Context, project string) ([]budget.Budget, error)
 	ProjectSpend(ctx context.Context, project, day string) ([]budget.Spend, error)
 	session.Markers
+	session.Sessions
 }
 
 // chrome is what every signed-in page and the tool reference share: the
@@ -87,12 +88,17 @@ type signInView struct {
 	Until                        string
 }
 
-// session returns the signed-in owner, if any.
+// session returns the signed-in owner, if any: a valid cookie whose session
+// the store still records. A store failure is logged and signs nobody in.
 func (h *Handler) session(r *http.Request) (session.Session, bool) {
-	if h.keys == nil {
+	if h.keys == nil || h.room == nil {
 		return session.Session{}, false
 	}
-	return h.keys.From(r, h.now())
+	s, ok, err := h.keys.From(r.Context(), h.room, r, h.now())
+	if err != nil {
+		h.cfg.Log.ErrorContext(r.Context(), "session check failed", "error", err.Error())
+	}
+	return s, ok
 }
 
 // signInForm is GET /signin: the owner types its name and gets a link.
@@ -233,14 +239,31 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	http.SetCookie(w, h.keys.Start(r, c.Owner, h.now()))
+	ck, err := h.keys.Start(r.Context(), h.room, r, c.Owner, h.now())
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	http.SetCookie(w, ck)
 	infoOf(r).outcome = "signed_in"
 	w.Header().Set("Location", rootOf(r.URL.Path))
 	w.WriteHeader(http.StatusSeeOther)
 }
 
-// signOut is POST /signout.
-func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {
+// signOut is POST /signout: it ends this browser's session on the server,
+// so a copy of the cookie opens nothing either.
+func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) { h.endSessions(w, r, false) }
+
+// signOutEverywhere is POST /signout-everywhere: it ends every session of
+// the signed-in owner, in every browser.
+func (h *Handler) signOutEverywhere(w http.ResponseWriter, r *http.Request) {
+	h.endSessions(w, r, true)
+}
+
+// endSessions checks the sign-out form, ends this session (or all of the
+// owner's), clears the cookie and sends the browser to sign in.
+func (h *Handler) endSessions(w http.ResponseWriter, r *http.Request, everywhere bool) {
+	ck := session.Cleared(r)
 	s, ok := h.session(r)
 	if ok {
 		r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
@@ -250,9 +273,23 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {
 				Notice: "This form did not come from Prickle's page. Use the Sign out button.", NoticeClass: "error"})
 			return
 		}
+		infoOf(r).owner = s.Owner
+		var err error
+		if everywhere {
+			ck, err = session.EndAll(r.Context(), h.room, r, s)
+		} else {
+			ck, err = session.End(r.Context(), h.room, r, s)
+		}
+		if err != nil {
+			h.failed(w, r, err)
+			return
+		}
 	}
-	http.SetCookie(w, session.End(r))
+	http.SetCookie(w, ck)
 	infoOf(r).outcome = "signed_out"
+	if everywhere {
+		infoOf(r).outcome = "signed_out_everywhere"
+	}
 	w.Header().Set("Location", "signin")
 	w.WriteHeader(http.StatusSeeOther)
 }

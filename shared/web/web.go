@@ -7,7 +7,8 @@
 //	GET  /signin           ask for a sign-in link (form: owner); POST asks notify to send it by email / Slack
 //	GET  /signin/{token}   "Sign in as …" button; changes nothing
 //	POST /signin/{token}   use the link once, set the session cookie, 303 to /
-//	POST /signout          end the session
+//	POST /signout          end this session on the server (the cookie, and any copy, opens nothing)
+//	POST /signout-everywhere end every session of the signed-in owner
 //	GET  /                 the signed-in owner's projects (or the sign-in form)
 //	GET  /p/{project}      Team Pulse; /p/{project}/pulse is its live fragment (polled by /static/pulse.js)
 //	GET  /p/{project}/tasks the board (filters: agent, type)
@@ -120,6 +121,7 @@ func New(cfg Config) *Handler {
 		h.mux.HandleFunc("GET /signin/{token}", h.showSignIn)
 		h.mux.HandleFunc("POST /signin/{token}", h.signIn)
 		h.mux.HandleFunc("POST /signout", h.signOut)
+		h.mux.HandleFunc("POST /signout-everywhere", h.signOutEverywhere)
 		h.mux.HandleFunc("GET /p/{project}", h.teamPulse)
 		h.mux.HandleFunc("GET /p/{project}/pulse", h.pulseFragment)
 		h.mux.HandleFunc("GET /p/{project}/tasks", h.board)
