@@ -2,7 +2,8 @@
 // owner sign-in by link (from the dev outbox, the way the owner gets it), Team Pulse updating
 // itself after an agent's update_pulse, the board, a task page where the owner approves a pending
 // step, 404 for another owner's project, used / expired / tampered sign-in links refused, no page
-// leaking a token or an approval link, screenshots at 1280×800 and 390×844, axe-core with no serious
+// leaking a token or an approval link, sign-out and sign-out everywhere ending sessions on the server
+// (the old cookie is refused), screenshots at 1280×800 and 390×844, axe-core with no serious
 // or critical violation, and every example input of the tool reference accepted through MCP.
 //
 // Runs last among the suites that share the stack: the examples move seeded tasks
@@ -261,6 +262,32 @@ describe('pages: sign-in, Team Pulse, board, task page, tool reference', { skip:
       assert.doesNotMatch(html, /\/signin\/[A-Za-z0-9_-]+\./, `${path} shows a sign-in link`);
       for (const s of secrets) assert.ok(!html.includes(s), `${path} shows an agent token`);
     }
+  });
+
+  test('signing out ends the session on the server: the old cookie opens nothing; sign out everywhere ends every session', async () => {
+    const pagesOf = async (cookie) => {
+      const r = await fetch(`${base}/p/${PROJECT}`, { headers: { cookie: `prickle_session=${cookie}` }, redirect: 'manual' });
+      return [r.status, r.headers.get('location') ?? ''];
+    };
+    // Sign out: a copy of the cookie, taken before, is refused afterwards.
+    const one = await signedIn('bob');
+    const old = (await one.context.cookies()).find((c) => c.name === 'prickle_session').value;
+    assert.equal((await pagesOf(old))[0], 200, 'the cookie opens Team Pulse before sign-out');
+    await Promise.all([one.page.waitForURL(/\/signin$/), one.page.getByRole('button', { name: 'Sign out', exact: true }).click()]);
+    const [status, location] = await pagesOf(old);
+    assert.ok(status === 303 && location.endsWith('signin'), `the old cookie after sign-out: ${status} to ${location}`);
+    await one.context.close();
+    // Sign out everywhere, in one browser: the other browser's session ends too.
+    const laptop = await signedIn('bob');
+    const phone = await signedIn('bob');
+    const phoneCookie = (await phone.context.cookies()).find((c) => c.name === 'prickle_session').value;
+    await Promise.all([laptop.page.waitForURL(/\/signin$/), laptop.page.getByRole('button', { name: 'Sign out everywhere' }).click()]);
+    const [st2, loc2] = await pagesOf(phoneCookie);
+    assert.ok(st2 === 303 && loc2.endsWith('signin'), `the other browser's cookie after sign out everywhere: ${st2} to ${loc2}`);
+    const r = await phone.page.goto(`${base}/p/${PROJECT}`);
+    assert.ok(r.url().endsWith('/signin'), `the other browser opens ${r.url()}`);
+    await laptop.context.close();
+    await phone.context.close();
   });
 
   test('the tool reference lists the 11 tools, and each example input, sent through MCP, is accepted', async () => {
