@@ -64,8 +64,11 @@ func Check(raw []byte, maxDepth, maxElements int) error {
 	}
 	for {
 		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) && len(stack) == 0 {
 			return nil
+		}
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("not JSON: %w", io.ErrUnexpectedEOF)
 		}
 		if err != nil {
 			return fmt.Errorf("not JSON: %w", err)

@@ -1,0 +1,45 @@
+package jsonlimit
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, tc := range []struct {
+		name            string
+		raw             string
+		depth, elements int
+		kind, member    string
+	}{
+		{"scalar", `1`, 1, 0, "", ""},
+		{"empty object is level 1", `{}`, 1, 0, "", ""},
+		{"depth at limit", deep(5), 5, 0, "", ""},
+		{"depth over limit", deep(6), 5, 0, Depth, ""},
+		{"depth names the member", `{"x":1,"input":{"a":[[]]}}`, 3, 0, Depth, "input"},
+		{"depth under member at limit", `{"input":{"a":[]}}`, 3, 0, "", ""},
+		{"elements at limit", `{"a":[1,2],"b":{"c":null}}`, 0, 5, "", ""},
+		{"elements over limit", `{"a":[1,2,3],"b":{"c":null}}`, 0, 5, Elements, "b"},
+		{"keys count", `{"a":1,"b":2,"c":3}`, 0, 2, Elements, "c"},
+		{"nested arrays count as elements", `[[[]]]`, 0, 2, "", ""},
+		{"empty containers", `{"a":{},"b":[]}`, 2, 2, "", ""},
+		{"no limits", deep(1000), 0, 0, "", ""},
+	} {
+		err := Check([]byte(tc.raw), tc.depth, tc.elements)
+		var le *Error
+		if tc.kind == "" {
+			if err != nil {
+				t.Errorf("%s: %v, want nil", tc.name, err)
+			}
+			continue
+		}
+		if !errors.As(err, &le) || le.Kind != tc.kind || le.Member != tc.member {
+			t.Errorf("%s: %v (%+v), want %s limit under %q", tc.name, err, le, tc.kind, tc.member)
+		}
+	}
+	if err := Check([]byte(`{"a":`), 0, 0); err == nil || errors.As(err, new(*Error)) {
+		t.Errorf("truncated JSON: %v, want a syntax error", err)
+	}
+}
