@@ -26,6 +26,8 @@ func TestCheck(t *testing.T) {
 		{"nested arrays count as elements", `[[[]]]`, 0, 2, "", ""},
 		{"empty containers", `{"a":{},"b":[]}`, 2, 2, "", ""},
 		{"no limits", deep(1000), 0, 0, "", ""},
+		{"brackets, colons and commas in strings", `{"a":"[[{:,\\\"]]"}`, 1, 1, "", ""},
+		{"escaped key names the member", `{"x\"y":[[]]}`, 2, 0, Depth, `x\"y`},
 	} {
 		err := Check([]byte(tc.raw), tc.depth, tc.elements)
 		var le *Error
@@ -39,7 +41,9 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%s: %v (%+v), want %s limit under %q", tc.name, err, le, tc.kind, tc.member)
 		}
 	}
-	if err := Check([]byte(`{"a":`), 0, 0); err == nil || errors.As(err, new(*Error)) {
-		t.Errorf("truncated JSON: %v, want a syntax error", err)
+	for _, bad := range []string{`{"a":`, `{"a":"`, `]`} {
+		if err := Check([]byte(bad), 0, 0); err == nil || errors.As(err, new(*Error)) {
+			t.Errorf("%s: %v, want a syntax error", bad, err)
+		}
 	}
 }
