@@ -52,3 +52,25 @@ func TestApprovalPageOfTheLargestInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskPageClipsAStoredDeepInput: the task page renders its pending
+// steps' inputs with the same clip as the approval page.
+func TestTaskPageClipsAStoredDeepInput(t *testing.T) {
+	e := newRoomEnv(t, newFakeRoom(t))
+	tk := e.workingTask("tsk_deep", "alice/writer", "bob/reviewer")
+	stepID := e.askStep(tk.ID, "alice/writer")
+	ctx := context.Background()
+	s, err := e.store.Step(ctx, tk.ID, stepID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Input = json.RawMessage(`{"a":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`)
+	if err := e.store.SaveSteps(ctx, team.StepChange{Steps: []team.StepWrite{{Step: s, Prev: step.Pending}}, At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	page := e.signIn("alice").get("/t/tsk_deep")
+	t.Logf("task page with a stored depth-10000 input: %d bytes", len(page.raw))
+	if page.status != 200 || len(page.raw) > notify.InputPageMax+32<<10 || !strings.Contains(page.text, "the whole input is 20004 bytes of JSON") {
+		t.Errorf("task page: status %d, %d bytes, clip note %v", page.status, len(page.raw), strings.Contains(page.text, "clipped"))
+	}
+}
