@@ -129,6 +129,9 @@ func (t *Tool) ValidateInput(args json.RawMessage) error {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
+	if err := checkBounds(t.Name, args); err != nil {
+		return err
+	}
 	return validate(t.inSchema, args)
 }
 

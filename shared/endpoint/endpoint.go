@@ -20,12 +20,18 @@ import (
 
 	"github.com/useprickle/prickle/shared/catalog"
 	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/jsonlimit"
 	"github.com/useprickle/prickle/shared/mcpserver"
+	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/team"
 )
 
 // MaxBody is the largest request body accepted; larger ones get 413.
 const MaxBody = 1 << 20
+
+// maxBodyDepth is how deep a tool call's body may nest: the JSON-RPC
+// request and its params around the arguments.
+const maxBodyDepth = 2 + catalog.MaxArgumentDepth
 
 // Config is what the endpoint needs: the service, the token lookup, a logger and a clock.
 type Config struct {
@@ -143,7 +149,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 
 	var peek rpcPeek
-	if r.Method == http.MethodPost && json.Unmarshal(body, &peek) == nil {
+	peekErr := json.Unmarshal(body, &peek)
+	if r.Method == http.MethodPost && peekErr != nil && jsonlimit.Check(body, maxBodyDepth, 0) != nil {
+		// Deeper than encoding/json reads: no id to answer with, but the limit is named.
+		line.outcome = "invalid_params"
+		writeJSON(rec, http.StatusBadRequest, rpcError(nil, mcp.INVALID_PARAMS, fmt.Sprintf("invalid params: the request nests deeper than %d levels; a tool's arguments may nest at most %d (request_step's input %d)", maxBodyDepth, catalog.MaxArgumentDepth, step.MaxInputDepth)))
+		return
+	}
+	if r.Method == http.MethodPost && peekErr == nil {
 		line.rpc, line.tool = peek.Method, peek.Params.Name
 		if peek.Method == "subscriptions/listen" {
 			// Prickle announces no list changes; mcp-go would still answer

@@ -44,15 +44,6 @@ func (m message) slack(channel string) SlackMessage {
 	return SlackMessage{Channel: channel, Subject: m.subject, Text: notice, Blocks: blocks, Links: m.links}
 }
 
-// PrettyInput indents a step's input JSON for people, keeping its bytes otherwise (no HTML escaping).
-func PrettyInput(input json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Indent(&b, input, "", "  "); err != nil {
-		return string(input)
-	}
-	return b.String()
-}
-
 // FormatAmount writes an amount as "12.5 USD", or "" when there is none.
 func FormatAmount(a *step.Amount) string {
 	if a == nil {
@@ -103,7 +94,7 @@ func factLines(facts [][2]string) string {
 func stepRequestMessage(s step.Step, token, url string, expires time.Time) message {
 	kind := s.Kind
 	subject := fmt.Sprintf("Approve %s for %s? (%s)", s.ToolName, s.Agent, stepAbout(s))
-	input := PrettyInput(s.Input)
+	input := PrettyInput(s.Input, InputEmailMax)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s asks before %s call. It will make exactly this call, once, if you approve.\n\n", s.Agent, article(kind))
 	b.WriteString(factLines(stepFacts(s)))
@@ -115,7 +106,7 @@ func stepRequestMessage(s step.Step, token, url string, expires time.Time) messa
 		header(subject),
 		section(fmt.Sprintf("*%s* asks before %s call. It will make exactly this call, once, if you approve.", esc(s.Agent), esc(article(kind)))),
 		fieldsBlock(stepFacts(s)),
-		section("*Input*\n```" + esc(clip(input, slackSectionMax-20)) + "```"),
+		section("*Input*\n```" + slackInput(s.Input) + "```"),
 		decideActions(token, url, true),
 		contextBlock(decideNote(ownerOf(s.Agent), expires)),
 	}
@@ -168,12 +159,12 @@ func stepSettledMessage(s step.Step) message {
 	var b strings.Builder
 	b.WriteString(outcome + "\n\n")
 	b.WriteString(factLines(stepFacts(s)))
-	fmt.Fprintf(&b, "\nInput:\n%s\n", PrettyInput(s.Input))
+	fmt.Fprintf(&b, "\nInput:\n%s\n", PrettyInput(s.Input, InputEmailMax))
 	blocks := []any{
 		header(subject),
 		section("*" + esc(outcome) + "*"),
 		fieldsBlock(stepFacts(s)),
-		section("*Input*\n```" + esc(clip(PrettyInput(s.Input), slackSectionMax-20)) + "```"),
+		section("*Input*\n```" + slackInput(s.Input) + "```"),
 	}
 	return message{subject: subject, text: b.String(), notice: outcome, blocks: blocks, links: []string{}}
 }

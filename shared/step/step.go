@@ -7,9 +7,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/useprickle/prickle/shared/jsonlimit"
 )
 
 // Status is where a step stands; the values are the seed enum.
@@ -115,4 +118,55 @@ func (s Step) Effective(now time.Time) Step {
 // keeps refusing; consumed, withdrawn and expired ones are history.
 func (s Step) Live() bool {
 	return s.Status == Pending || s.Status == Approved || s.Status == Refused
+}
+
+// Bounds of a step's input, server rules beyond the seed schema: the input
+// is stored, answered back and shown to its owner, so it must stay small.
+const (
+	// MaxInputDepth is how deep an input may nest; the input object is level 1.
+	MaxInputDepth = 32
+	// MaxInputElements is how many keys and array elements an input may hold in all.
+	MaxInputElements = 1000
+	// MaxInputBytes is the largest input as canonical JSON (64 KiB).
+	MaxInputBytes = 64 << 10
+)
+
+// InputLimitError says a step's input crossed one of its bounds, naming it.
+type InputLimitError struct {
+	// Limit is jsonlimit.Depth, jsonlimit.Elements or "size".
+	Limit string
+	Max   int
+	// Size is the canonical size of an input over MaxInputBytes.
+	Size int
+}
+
+func (e *InputLimitError) Error() string {
+	switch e.Limit {
+	case jsonlimit.Depth:
+		return fmt.Sprintf("input nests deeper than %d levels: the limit of a step's input depth is %d (the input object is level 1)", e.Max, e.Max)
+	case jsonlimit.Elements:
+		return fmt.Sprintf("input holds more than %d keys and array elements in all: the limit of a step's input is %d", e.Max, e.Max)
+	}
+	return fmt.Sprintf("input is %d bytes as canonical JSON: the limit of a step's input size is %d bytes (64 KiB)", e.Size, e.Max)
+}
+
+// CheckInput bounds a step's input (depth, keys and elements, canonical
+// size) in one streaming pass before anything else reads it, and returns
+// its canonical JSON; a crossed bound is an *InputLimitError.
+func CheckInput(input json.RawMessage) ([]byte, error) {
+	if err := jsonlimit.Check(input, MaxInputDepth, MaxInputElements); err != nil {
+		var le *jsonlimit.Error
+		if errors.As(err, &le) {
+			return nil, &InputLimitError{Limit: le.Kind, Max: le.Max}
+		}
+		return nil, fmt.Errorf("step input is not JSON: %w", err)
+	}
+	canonical, err := Canonical(input)
+	if err != nil {
+		return nil, err
+	}
+	if len(canonical) > MaxInputBytes {
+		return nil, &InputLimitError{Limit: "size", Max: MaxInputBytes, Size: len(canonical)}
+	}
+	return canonical, nil
 }

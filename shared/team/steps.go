@@ -43,7 +43,11 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)
 	}
-	canonical, err := step.Canonical(input)
+	canonical, err := step.CheckInput(input)
+	var limit *step.InputLimitError
+	if errors.As(err, &limit) {
+		return RequestStepOutput{}, task.Refusef("%v; nothing was stored or sent", limit)
+	}
 	if err != nil {
 		return RequestStepOutput{}, task.Refusef("input must be a JSON object: %v", err)
 	}

@@ -72,7 +72,7 @@ func orDash(s string) string {
 
 func viewStep(s step.Step) *stepView {
 	return &stepView{
-		ToolName: s.ToolName, Does: step.Summary(s.ToolName, s.Input), Input: notify.PrettyInput(s.Input), Kind: orDash(s.Kind), Target: orDash(s.Target),
+		ToolName: s.ToolName, Does: step.Summary(s.ToolName, s.Input), Input: notify.PrettyInput(s.Input, notify.InputPageMax), Kind: orDash(s.Kind), Target: orDash(s.Target),
 		Amount: orDash(notify.FormatAmount(s.Amount)), Reason: orDash(s.Reason), Agent: s.Agent,
 		TaskID: s.TaskID, Project: s.Project, Status: string(s.Status), Asked: stamp(s.CreatedAt), Expires: stamp(s.ExpiresAt),
 	}

@@ -1,0 +1,35 @@
+package team_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/useprickle/prickle/shared/task"
+)
+
+// TestRequestStepRefusesInputsOverTheBounds: the service itself refuses an
+// input over a bound (the catalog answers -32602 before it is reached), naming
+// the limit; nothing is stored and the task stays where it was.
+func TestRequestStepRefusesInputsOverTheBounds(t *testing.T) {
+	r := newStepRoom(t)
+	for input, want := range map[string]string{
+		`{"a":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}`: "deeper than 32 levels",
+		`{"a":[` + strings.Repeat("0,", 1000) + `0]}`:                       "more than 1000 keys and array elements",
+		`{"command":"` + strings.Repeat("x", 1_000_000) + `"}`:              "the limit of a step's input size is 65536 bytes",
+	} {
+		_, err := r.svc.RequestStep(ctx, r.run, push(input))
+		var refusal *task.Refusal
+		if !errors.As(err, &refusal) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "nothing was stored or sent") {
+			t.Errorf("%.30s…: %v, want a refusal naming %q", input, err, want)
+		}
+	}
+	steps, err := r.store.StepsForTask(ctx, r.task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := r.store.Task(ctx, r.task.ID)
+	if len(steps) != 0 || got.State != r.task.State {
+		t.Fatalf("refused inputs left %d steps and task %s; want none and %s", len(steps), got.State, r.task.State)
+	}
+}
