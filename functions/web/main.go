@@ -36,5 +36,5 @@ func build(ctx context.Context, log *slog.Logger) (*web.Handler, error) {
 	events := bus.FromEnv()
 	svc := team.New(store.New(client, store.TablesFromEnv()))
 	svc.Events = events
-	return web.New(web.Config{Service: svc, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), Log: log}), nil
+	return web.New(web.Config{Service: svc, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), ImageHosts: config.ImageHosts(config.OS), Log: log}), nil
 }

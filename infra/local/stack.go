@@ -11,11 +11,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/bus"
+	prconfig "github.com/useprickle/prickle/shared/config"
 	"github.com/useprickle/prickle/shared/endpoint"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/link"
@@ -172,7 +174,10 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 	if err := e.registerWakeHooks(ctx, baseURL); err != nil {
 		return nil, err
 	}
-	mcp, err := endpoint.InProcess(endpoint.Config{Service: svc, Tokens: e.store, Log: log})
+	// Browser pages of the stack's own origin, under either loopback name,
+	// may call /mcp, and so may the origins PRICKLE_ALLOWED_ORIGINS names.
+	origins := append([]string{baseURL, strings.Replace(baseURL, "127.0.0.1", "localhost", 1)}, prconfig.AllowedOrigins(prconfig.OS)...)
+	mcp, err := endpoint.InProcess(endpoint.Config{Service: svc, Tokens: e.store, Log: log, AllowedOrigins: origins})
 	if err != nil {
 		return nil, err
 	}

@@ -172,3 +172,23 @@ func SlackSigningSecret(ctx context.Context, env Env, params Parameters) (string
 	}
 	return strings.TrimSpace(s), nil
 }
+
+// AllowedOrigins lists the browser origins the MCP endpoint serves
+// (PRICKLE_ALLOWED_ORIGINS, comma-separated exact origins such as
+// https://app.example.com); empty refuses every request that sends an Origin.
+func AllowedOrigins(env Env) []string { return list(env("PRICKLE_ALLOWED_ORIGINS")) }
+
+// ImageHosts lists the hosts whose https images owner pages show without a
+// click (PRICKLE_IMAGE_HOSTS, comma-separated exact host names); empty shows none.
+func ImageHosts(env Env) []string { return list(env("PRICKLE_IMAGE_HOSTS")) }
+
+// list splits a comma-separated value, dropping blanks and trailing slashes.
+func list(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSuffix(strings.TrimSpace(s), "/"); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

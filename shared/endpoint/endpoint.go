@@ -47,6 +47,11 @@ type Config struct {
 	// calls are handed to it with the caller's original request, so each
 	// tool runs with its own least privilege. Nil serves tool calls here.
 	Route func(tool string) http.Handler
+	// AllowedOrigins are the exact origins (scheme://host[:port]) whose
+	// browser requests are served; a request with any other Origin header,
+	// "null" included, gets 403. Requests without Origin (SDK clients,
+	// agents) are not affected.
+	AllowedOrigins []string
 }
 
 // Handler serves MCP over streamable HTTP, statelessly, for both protocol eras.
@@ -118,6 +123,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	line := requestLog{method: r.Method}
 	defer func() { h.logRequest(r, rec, &line, start) }()
 
+	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) {
+		line.outcome = "forbidden_origin"
+		writeJSON(rec, http.StatusForbidden, rpcError(nil, mcp.INVALID_REQUEST, "forbidden: requests from origin "+origin+" are not allowed"))
+		return
+	}
+
 	caller, err := h.authenticate(r)
 	if err != nil {
 		line.outcome = "unauthorized"
@@ -182,6 +193,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.mcp.ServeHTTP(rec, r.WithContext(identity.WithCaller(r.Context(), caller)))
+}
+
+// originAllowed reports whether origin is one of the configured origins;
+// "null" (sandboxed frames, file pages) never is.
+func (h *Handler) originAllowed(origin string) bool {
+	origin = strings.TrimSuffix(origin, "/")
+	for _, o := range h.cfg.AllowedOrigins {
+		if origin != "null" && strings.EqualFold(origin, strings.TrimSuffix(o, "/")) {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *Handler) authenticate(r *http.Request) (identity.Caller, error) {

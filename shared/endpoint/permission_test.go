@@ -33,8 +33,9 @@ func (m tokens) TokenByHash(_ context.Context, hash string) (identity.Token, err
 }
 
 const (
-	agentSecret = "prk_a_writer"
-	runSecret   = "prk_r_writer"
+	agentSecret   = "prk_a_writer"
+	runSecret     = "prk_r_writer"
+	allowedOrigin = "https://app.example.com"
 )
 
 // permissionStack is the in-process endpoint (front and one endpoint per
@@ -68,7 +69,8 @@ func permissionStack(t *testing.T) http.Handler {
 			agentSecret: {Kind: identity.KindAgent, Agent: alice.Agent},
 			runSecret:   {Kind: identity.KindRun, Agent: alice.Agent, TaskID: out.Task.ID, RunID: "run_1"},
 		},
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		AllowedOrigins: []string{allowedOrigin},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +88,21 @@ type era struct {
 var eras = []era{{"2025-11-25", "2025-11-25", false}, {"2026-07-28", "2026-07-28", true}}
 
 func (e era) call(t *testing.T, h http.Handler, secret, method, name string, params map[string]any) map[string]any {
+	t.Helper()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, e.request(t, secret, method, name, params))
+	var resp struct {
+		Result map[string]any `json:"result"`
+		Error  any            `json:"error"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil || resp.Result == nil {
+		t.Fatalf("%s %s: HTTP %d %s", e.name, method, w.Code, w.Body.String())
+	}
+	return resp.Result
+}
+
+// request is one JSON-RPC request as a client of that era sends it.
+func (e era) request(t *testing.T, secret, method, name string, params map[string]any) *http.Request {
 	t.Helper()
 	if params == nil {
 		params = map[string]any{}
@@ -112,16 +129,7 @@ func (e era) call(t *testing.T, h http.Handler, secret, method, name string, par
 			req.Header.Set("Mcp-Name", name)
 		}
 	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req)
-	var resp struct {
-		Result map[string]any `json:"result"`
-		Error  any            `json:"error"`
-	}
-	if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil || resp.Result == nil {
-		t.Fatalf("%s %s: HTTP %d %s", e.name, method, w.Code, w.Body.String())
-	}
-	return resp.Result
+	return req
 }
 
 // TestRequestStepListedPerTokenKind: an agent token sees request_step's

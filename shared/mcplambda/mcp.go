@@ -16,6 +16,7 @@ import (
 	"github.com/useprickle/prickle/shared/awsenv"
 	"github.com/useprickle/prickle/shared/bus"
 	"github.com/useprickle/prickle/shared/catalog"
+	"github.com/useprickle/prickle/shared/config"
 	"github.com/useprickle/prickle/shared/endpoint"
 	"github.com/useprickle/prickle/shared/lambdahttp"
 	"github.com/useprickle/prickle/shared/store"
@@ -37,7 +38,8 @@ func StartMCP(tools ...string) {
 
 // NewMCP builds the MCP endpoint from the environment: table names, for
 // local runs PRICKLE_DYNAMODB_ENDPOINT, and on the front the tool functions
-// (TOOL_FUNCTION_<TOOL>) that tool calls are handed to.
+// (TOOL_FUNCTION_<TOOL>) that tool calls are handed to; PRICKLE_ALLOWED_ORIGINS
+// names the browser origins it serves.
 func NewMCP(log *slog.Logger, tools ...string) (*endpoint.Handler, error) {
 	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
 	st := store.New(client, store.TablesFromEnv())
@@ -45,7 +47,7 @@ func NewMCP(log *slog.Logger, tools ...string) (*endpoint.Handler, error) {
 	// What a tool call changed (Task Routed, Result Returned, ...) goes out
 	// on the bus; the front, which hands tool calls on, never publishes.
 	svc.Events = bus.FromEnv()
-	cfg := endpoint.Config{Service: svc, Tokens: st, Log: log, Tools: tools}
+	cfg := endpoint.Config{Service: svc, Tokens: st, Log: log, Tools: tools, AllowedOrigins: config.AllowedOrigins(config.OS)}
 	if len(tools) == 0 {
 		var err error
 		if cfg.Route, err = toolRoutes(); err != nil {

@@ -354,7 +354,10 @@ func (h *Handler) badForm(w http.ResponseWriter, r *http.Request, why string) {
 }
 
 // sameOrigin refuses a POST a browser marks as coming from another site
-// (Sec-Fetch-Site), or whose Origin names another origin than BaseURL.
+// (Sec-Fetch-Site), or whose Origin names another origin than the pages'
+// own: BaseURL, or without one the origin the request was sent to (behind
+// API Gateway the proxy event's domain name, which the adapter puts in the
+// request URL; X-Forwarded-Host is not trusted), so the check is never off.
 // Origin "null" is allowed: with Referrer-Policy no-referrer, browsers send
 // it for the page's own form. Requests without these headers (curl, old
 // browsers) still need the form token.
@@ -364,12 +367,28 @@ func (h *Handler) sameOrigin(r *http.Request) bool {
 		return false
 	}
 	origin := r.Header.Get("Origin")
-	if origin == "" || origin == "null" || h.cfg.BaseURL == "" {
+	if origin == "" || origin == "null" {
 		return true
 	}
-	base, err := url.Parse(h.cfg.BaseURL)
-	if err != nil {
-		return true
+	return strings.EqualFold(origin, h.ownOrigin(r))
+}
+
+// ownOrigin is the origin the pages are served from: BaseURL's, or the
+// request's own scheme and host when no BaseURL is configured.
+func (h *Handler) ownOrigin(r *http.Request) string {
+	if h.cfg.BaseURL != "" {
+		base, err := url.Parse(h.cfg.BaseURL)
+		if err != nil || base.Host == "" {
+			return "" // matches no Origin: a broken BaseURL refuses, never allows
+		}
+		return base.Scheme + "://" + base.Host
 	}
-	return strings.EqualFold(origin, base.Scheme+"://"+base.Host)
+	scheme := r.URL.Scheme
+	if scheme == "" {
+		scheme = "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+	}
+	return scheme + "://" + r.Host
 }

@@ -292,17 +292,20 @@ func (h *Handler) board(w http.ResponseWriter, r *http.Request) {
 
 type taskView struct {
 	chrome
-	Task       task.Task
-	Project    team.Project
-	WaitingOn  string
-	Created    string
-	Updated    string
-	Result     *resultView
-	Evidence   []evidenceItem
-	Steps      []pendingStep
-	CanDecideR bool   // the signed-in owner decides this result
-	Round      string // the result shown (task.ResultRound), so a decision never lands on a newer one
-	Timeline   []timelineEntry
+	Task      task.Task
+	Project   team.Project
+	WaitingOn string
+	Created   string
+	Updated   string
+	Result    *resultView
+	Evidence  []evidenceItem
+	// ClickImages: some screenshot is on a host not allowed, so the page
+	// says why it shows a link instead.
+	ClickImages bool
+	Steps       []pendingStep
+	CanDecideR  bool   // the signed-in owner decides this result
+	Round       string // the result shown (task.ResultRound), so a decision never lands on a newer one
+	Timeline    []timelineEntry
 	// Grants are the standing grants that can allow this task's calls: its
 	// exact-call grants and the pattern grants of its assignee.
 	Grants   []grantView
@@ -325,7 +328,10 @@ type pendingStep struct {
 
 type evidenceItem struct {
 	Kind, Summary, Content, URL string
-	Image, Collapsible          bool
+	// Image shows a screenshot inline (its host is allowed); ImageHost,
+	// for a screenshot on any other https host, offers it as a link only.
+	Image, Collapsible bool
+	ImageHost          string
 }
 
 type timelineEntry struct {
@@ -343,6 +349,19 @@ func (h *Handler) taskOf(r *http.Request, me session.Session, id string) (task.T
 	}
 	p, _, err := h.projectOf(r.Context(), me.Owner, t.Project)
 	return t, p, err
+}
+
+// imageOf says how a screenshot at u is shown: inline when it is https on
+// an allowed image host's default port, else as a link naming its host.
+func (h *Handler) imageOf(u string) (inline bool, host string) {
+	p, err := url.Parse(u)
+	if err != nil {
+		return false, ""
+	}
+	if p.Scheme == "https" && p.Port() == "" && slices.Contains(h.cfg.ImageHosts, strings.ToLower(p.Hostname())) {
+		return true, ""
+	}
+	return false, p.Host
 }
 
 func webURL(s string) bool {
@@ -378,9 +397,14 @@ func (h *Handler) taskPage(w http.ResponseWriter, r *http.Request) {
 	h.renderTask(w, r, status, v)
 }
 
-// renderTask lets screenshots load from their own https URLs on this page only.
+// renderTask lets screenshots load inline from the allowed image hosts
+// only; any other image waits for the owner's click on its link.
 func (h *Handler) renderTask(w http.ResponseWriter, r *http.Request, status int, v *taskView) {
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' https:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
+	img := "img-src 'self'"
+	for _, host := range h.cfg.ImageHosts {
+		img += " https://" + host
+	}
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; "+img+"; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
 	infoOf(r).task = v.Task.ID
 	h.render(w, r, status, "task.html", v)
 }
@@ -410,7 +434,10 @@ func (h *Handler) taskViewOf(r *http.Request, me session.Session) (*taskView, in
 			it := evidenceItem{Kind: e.Kind, Summary: e.Summary, Content: e.Content}
 			if webURL(e.URL) {
 				it.URL = e.URL
-				it.Image = e.Kind == "screenshot" && strings.HasPrefix(e.URL, "https://")
+				if e.Kind == "screenshot" {
+					it.Image, it.ImageHost = h.imageOf(e.URL)
+					v.ClickImages = v.ClickImages || it.ImageHost != ""
+				}
 			} else if e.URL != "" {
 				it.Content = strings.TrimSpace(e.URL + "\n" + e.Content)
 			}

@@ -185,7 +185,7 @@ func newRoomEnv(t *testing.T, st roomBackend) *roomEnv {
 	// Sign-in Requested, the notifier mints the link and sends it.
 	notifier := &notify.Notifier{Owners: st, Ledger: &memLedger{sent: map[string]bool{}}, Mail: box, Slack: box, Signer: signer, BaseURL: e.srv.URL, Now: c.now, Log: slog.New(slog.DiscardHandler)}
 	svc.Events = publishTo(notifier.Handle)
-	h = web.New(web.Config{Service: svc, Signer: signer, BaseURL: e.srv.URL, Outbox: box, Now: c.now, Log: slog.New(slog.DiscardHandler)})
+	h = web.New(web.Config{Service: svc, Signer: signer, BaseURL: e.srv.URL, ImageHosts: []string{"Images.Example.org", "bad;host"}, Outbox: box, Now: c.now, Log: slog.New(slog.DiscardHandler)})
 	t.Cleanup(e.srv.Close)
 	return e
 }
@@ -552,6 +552,8 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 			Result: &task.Result{Summary: "Docs written.", Provenance: task.ProvenanceAgentGenerated, ReturnedBy: "alice/writer", ReturnedAt: now, Evidence: []task.Evidence{
 				{Kind: "link", Summary: "The docs", URL: "https://example.com/docs"},
 				{Kind: "screenshot", Summary: "Home page", URL: "https://example.com/shot.png"},
+				{Kind: "screenshot", Summary: "Pricing page", URL: "https://images.example.org/pricing.png"},
+				{Kind: "screenshot", Summary: "Other port", URL: "https://images.example.org:8443/port.png"},
 				{Kind: "test_output", Summary: "go test ./...", Content: "ok  \tdocs\t0.1s"},
 				{Kind: "link", Summary: "bad link", URL: "javascript:alert(1)"},
 			}},
@@ -596,12 +598,29 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 
 		// The result waiting for alice: evidence shown, decided from the page.
 		rp := alice.get("/t/tsk_result")
-		mustContain(t, "result page", rp.raw, `<a href="https://example.com/docs"`, `<img src="https://example.com/shot.png"`, "<details><summary>go test ./...</summary>", `id="decide-result"`, `href="tsk_page"`)
+		mustContain(t, "result page", rp.raw, `<a href="https://example.com/docs"`, "<details><summary>go test ./...</summary>", `id="decide-result"`, `href="tsk_page"`)
 		if strings.Contains(rp.raw, `href="javascript:`) {
 			t.Error("a javascript: URL became a link")
 		}
-		if !strings.Contains(rp.header.Get("Content-Security-Policy"), "img-src 'self' https:") {
-			t.Errorf("task page CSP %q does not let screenshots load", rp.header.Get("Content-Security-Policy"))
+		// Screenshots on a host the project does not allow are links the
+		// owner clicks, never <img>, and the page says why; allowed hosts' show inline.
+		mustContain(t, "result page", rp.raw,
+			`<a href="https://example.com/shot.png" rel="noopener noreferrer" referrerpolicy="no-referrer" target="_blank" class="show-image">Show image from example.com</a>`,
+			`Show image from images.example.org:8443</a>`,
+			`<img src="https://images.example.org/pricing.png"`)
+		mustContain(t, "result page", rp.text, "Images from other hosts load only when you click, so agents cannot see when you look.")
+		for _, img := range regexp.MustCompile(`<img [^>]*src="([^"]*)"`).FindAllStringSubmatch(rp.raw, -1) {
+			if img[1] != "https://images.example.org/pricing.png" && !strings.HasPrefix(img[1], "/") {
+				t.Errorf("the task page loads an image from a host not allowed: %s", img[0])
+			}
+		}
+		csp := rp.header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "img-src 'self' https://images.example.org;") || strings.Contains(csp, "https:;") || strings.Contains(csp, "https: ") || strings.Contains(csp, "bad") {
+			t.Errorf("task page CSP %q: want img-src 'self' and the allowed host only", csp)
+		}
+		plain := alice.get("/t/tsk_page")
+		if strings.Contains(plain.text, "load only when you click") {
+			t.Error("a task page without screenshots explains click-to-show images")
 		}
 		if r := alice.do(http.MethodPost, "/t/tsk_result", url.Values{"csrf": {formToken(t, rp)}, "round": {"2001-01-01T00:00:00Z"}, "decision": {"approve"}}); r.status != http.StatusConflict {
 			t.Errorf("decision for another round = %d", r.status)

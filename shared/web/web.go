@@ -35,6 +35,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/useprickle/prickle/shared/link"
@@ -66,10 +68,15 @@ type Config struct {
 	Service *team.Service
 	Store   Store
 	Signer  link.Signer
-	// BaseURL is the public origin of the pages (PUBLIC_BASE_URL); when set,
-	// a POST whose Origin header names another origin is refused.
+	// BaseURL is the public origin of the pages (PUBLIC_BASE_URL); a POST
+	// whose Origin header names another origin is refused (without BaseURL,
+	// another origin than the request's own).
 	BaseURL string
-	Outbox  *outbox.Outbox
+	// ImageHosts are the host names (exact, lower case) whose https
+	// screenshots owner pages show inline; any other image is a link the
+	// owner clicks, so no agent learns when the owner looks.
+	ImageHosts []string
+	Outbox     *outbox.Outbox
 	// Room is what the signed-in pages read; nil takes Store (or
 	// Service.Store) when it implements RoomStore, and leaves the signed-in
 	// pages unmounted when it does not.
@@ -89,6 +96,21 @@ type Handler struct {
 	keys *session.Keys
 }
 
+// hostName is what an allowed image host may be: a plain DNS name, nothing
+// that could end or extend the Content-Security-Policy it is written into.
+var hostName = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$`)
+
+// imageHosts lower-cases the allowed image hosts and drops any that is not a host name.
+func imageHosts(hosts []string) []string {
+	var out []string
+	for _, h := range hosts {
+		if h = strings.ToLower(strings.TrimSpace(h)); hostName.MatchString(h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // New builds the handler; mount it at the root (or at /a/, /static/ and /dev/).
 func New(cfg Config) *Handler {
 	if cfg.Store == nil && cfg.Service != nil {
@@ -100,6 +122,7 @@ func New(cfg Config) *Handler {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	cfg.ImageHosts = imageHosts(cfg.ImageHosts)
 	h := &Handler{cfg: cfg, mux: http.NewServeMux(), room: cfg.Room}
 	if h.room == nil {
 		if rs, ok := cfg.Store.(RoomStore); ok {

@@ -177,6 +177,27 @@ describe('MCP wire', { skip: skipUnlessStack(skipReason) }, () => {
     });
   });
 
+  describe('Origin (MCP transport: servers validate Origin)', () => {
+    const init = () => ({ jsonrpc: '2.0', id: newId(), method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '0' } } });
+    test('a foreign or null Origin → 403 with a JSON-RPC error, even with a valid token (both eras)', async () => {
+      for (const origin of ['http://evil.example', 'null']) {
+        const legacy = await post(url, init(), { ...bearer(bobToken), Origin: origin });
+        assert.equal(legacy.status, 403, `initialize from ${origin}: HTTP ${legacy.status} ${legacy.text}`);
+        assert.ok(legacy.json?.error, legacy.text);
+        const list = await modernCall(url, bobToken, 'tools/list', {}, { headers: { Origin: origin } });
+        assert.equal(list.status, 403, `tools/list from ${origin}: HTTP ${list.status} ${list.text}`);
+        const call = await modernCall(url, bobToken, 'tools/call', { name: 'get_task', arguments: { task_id: 'example-task-id' } }, { headers: { Origin: origin } });
+        assert.equal(call.status, 403, `tools/call from ${origin}: HTTP ${call.status} ${call.text}`);
+      }
+    });
+    test('no Origin, or the stack’s own origin → served', async () => {
+      assert.equal((await post(url, init(), bearer(bobToken))).status, 200);
+      const own = new URL(url).origin;
+      const r = await modernCall(url, bobToken, 'tools/list', {}, { headers: { Origin: own } });
+      assert.equal(r.status, 200, `tools/list from ${own}: ${r.text}`);
+    });
+  });
+
   describe('protocol faults (nothing stored)', () => {
     test('invalid JSON → -32700 parse error', async () => {
       const m = `must-not-store ${uniq()}`;
