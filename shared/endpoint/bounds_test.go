@@ -130,6 +130,20 @@ func TestRequestStepInputBoundsThroughTheEndpoint(t *testing.T) {
 			}
 		}
 	}
+	// A body that is not JSON, but shallow, is still a parse error (-32700), not a depth refusal.
+	for _, e := range eras {
+		for _, broken := range []string{`{"command":"x"`, `{"command":`} {
+			code, body := post(e, broken)
+			var resp struct {
+				Error struct {
+					Code int `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(body, &resp); err != nil || resp.Error.Code != -32700 {
+				t.Errorf("%s truncated %s: HTTP %d %.300s, want -32700", e.name, broken, code, body)
+			}
+		}
+	}
 	steps, err := st.StepsForTask(ctx, out.Task.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -161,7 +161,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	var peek rpcPeek
 	peekErr := json.Unmarshal(body, &peek)
-	if r.Method == http.MethodPost && peekErr != nil && jsonlimit.Check(body, maxBodyDepth, 0) != nil {
+	var tooDeep *jsonlimit.Error
+	if r.Method == http.MethodPost && peekErr != nil && errors.As(jsonlimit.Check(body, maxBodyDepth, 0), &tooDeep) {
 		// Deeper than encoding/json reads: no id to answer with, but the limit is named.
 		line.outcome = "invalid_params"
 		writeJSON(rec, http.StatusBadRequest, rpcError(nil, mcp.INVALID_PARAMS, fmt.Sprintf("invalid params: the request nests deeper than %d levels; a tool's arguments may nest at most %d (request_step's input %d)", maxBodyDepth, catalog.MaxArgumentDepth, step.MaxInputDepth)))
