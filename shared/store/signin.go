@@ -34,25 +34,14 @@ func (s *Store) UseSignIn(ctx context.Context, nonce string, expires time.Time) 
 	if nonce == "" {
 		return false, fmt.Errorf("use sign-in link: no nonce")
 	}
-	item, err := marshalItem(signInRecord{
+	first, err := s.putMarker(ctx, signInRecord{
 		PK: "SIGNIN#" + nonce, SK: signInSK, Type: "signin",
 		UsedAt: sortableTime(time.Now()), TTL: expires.Add(24 * time.Hour).Unix(),
 	})
 	if err != nil {
 		return false, fmt.Errorf("use sign-in link: %w", err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.tables.Directory),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
-	if _, lost := failedCondition(err); lost {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("use sign-in link: %w", err)
-	}
-	return true, nil
+	return first, nil
 }
 
 // SignInLinksPerWindow bounds the sign-in links one owner name can be sent

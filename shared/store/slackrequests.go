@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // Replay markers of Slack's signed requests, in the directory table:
@@ -36,23 +33,12 @@ func (s *Store) FirstSlackRequest(ctx context.Context, id string, now time.Time)
 	if id == "" {
 		return false, fmt.Errorf("record slack request: no id")
 	}
-	item, err := marshalItem(slackRequestRecord{
+	first, err := s.putMarker(ctx, slackRequestRecord{
 		PK: "SLACKREQ#" + id, SK: slackRequestSK, Type: "slack_request",
 		SeenAt: sortableTime(now), TTL: now.Add(SlackRequestRetention).Unix(),
 	})
 	if err != nil {
 		return false, fmt.Errorf("record slack request: %w", err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.tables.Directory),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
-	if _, lost := failedCondition(err); lost {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("record slack request: %w", err)
-	}
-	return true, nil
+	return first, nil
 }
