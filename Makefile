@@ -81,6 +81,7 @@ build-NotifyFunction: ; $(call lambda-build,notify)
 build-WakeFunction: ; $(call lambda-build,wake)
 build-RouteFunction: ; $(call lambda-build,route)
 build-StepExpiryFunction: ; $(call lambda-build,step-expiry)
+build-TaskEventsFunction: ; $(call lambda-build,task-events)
 
 # ---- template checks and the Lambda Runtime Interface Emulator ----
 SAM := SAM_CLI_TELEMETRY=0 $(CURDIR)/$(VENV)/bin/sam

@@ -3,7 +3,8 @@
 // Replays every file in events/ through the RIE stack (`make e2e-rie`):
 // API Gateway proxy requests are routed as the custom domain routes them and
 // their responses asserted; EventBridge events go to every function whose
-// template rule matches them; DynamoDB stream records go to step-expiry.
+// template rule matches them; DynamoDB stream records go to step-expiry
+// (steps table) or task-events (tasks table).
 // Each must come back without a function error.
 package main
 
@@ -153,13 +154,40 @@ func TestReplayEveryEvent(t *testing.T) {
 			case probe["detail-type"] != nil:
 				replayEventBridge(t, payload)
 			case probe["Records"] != nil:
-				out := invoke(t, "step-expiry", payload)
-				t.Logf("step-expiry: %s", out)
+				fn := streamFunction(t, payload)
+				out := invoke(t, fn, payload)
+				t.Logf("%s: %s", fn, out)
 			default:
 				t.Fatalf("%s: not an API Gateway, EventBridge or DynamoDB stream event; add a case here", file)
 			}
 		})
 	}
+}
+
+// streamFunction is the function a DynamoDB stream event goes to, by the
+// table its records come from: the tasks table's (keys pk, sk) to
+// task-events, the steps table's (keys task_id, step_id) to step-expiry.
+func streamFunction(t *testing.T, payload []byte) string {
+	t.Helper()
+	var e struct {
+		Records []struct {
+			Dynamodb struct {
+				Keys map[string]json.RawMessage `json:"Keys"`
+			} `json:"dynamodb"`
+		} `json:"Records"`
+	}
+	if err := json.Unmarshal(payload, &e); err != nil || len(e.Records) == 0 {
+		t.Fatalf("not a DynamoDB stream event: %v", err)
+	}
+	keys := e.Records[0].Dynamodb.Keys
+	switch {
+	case keys["pk"] != nil && keys["sk"] != nil:
+		return "task-events"
+	case keys["task_id"] != nil && keys["step_id"] != nil:
+		return "step-expiry"
+	}
+	t.Fatalf("stream record keys %v are neither the tasks table's nor the steps table's", keys)
+	return ""
 }
 
 // invoke calls one function under its emulator and fails on a function error.
