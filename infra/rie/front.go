@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/useprickle/prickle/shared/catalog"
 )
 
 // frontCalls is how many warm get_task calls checkFront times through mcp.
@@ -68,6 +70,10 @@ func (s *Stack) checkFront(ctx context.Context) error {
 	}
 	fmt.Println("ok  GET /docs/reference/mcp-tools?tool=get_task: HTTP API → web function (payload 2.0)")
 
+	if err := s.attackFront(ctx); err != nil {
+		return err
+	}
+
 	for range frontCalls {
 		if code, body, err := s.post(ctx, modernHeaders, modernCall); err != nil || code != 200 {
 			return fmt.Errorf("timed get_task: %d %v %.300s", code, err, body)
@@ -83,6 +89,48 @@ func (s *Stack) checkFront(ctx context.Context) error {
 	}
 	fmt.Printf("front  %d warm get_task calls through mcp (RIE Duration, ms): mcp median %.1f p90 %.1f; get_task median %.1f p90 %.1f; mcp adds median %.1f ms billed per call over the tool's own\n",
 		frontCalls, quantile(mcp, 0.5), quantile(mcp, 0.9), quantile(tool, 0.5), quantile(tool, 0.9), quantile(mcp, 0.5))
+	return nil
+}
+
+// attackFront: through the HTTP API, where every call reaches mcp, a call
+// without a token, with routing headers that name another tool than the
+// body, or from a browser origin the stack does not allow reaches no tool.
+func (s *Stack) attackFront(ctx context.Context) error {
+	tools := func() int {
+		n, c := 0, s.Counts()
+		for _, t := range catalog.All() {
+			n += c[t.Name]
+		}
+		return n
+	}
+	cancel := strings.Replace(strings.Replace(modernCall, `"name":"get_task"`, `"name":"cancel_task"`, 1), exampleArgs, `{"task_id":"example-task-id","reason":"attack"}`, 1)
+	cases := []struct {
+		name    string
+		headers map[string]string
+		body    string
+		status  int // 0: any status, the body must be a JSON-RPC error
+	}{
+		{"no token", map[string]string{"Authorization": ""}, modernCall, http.StatusUnauthorized},
+		{"Mcp-Name get_task on a cancel_task body", modernHeaders, cancel, 0},
+		{"a browser origin not allowed", map[string]string{"Origin": "https://evil.example", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "get_task"}, modernCall, http.StatusForbidden},
+	}
+	for _, tc := range cases {
+		before := tools()
+		code, body, err := s.post(ctx, tc.headers, tc.body)
+		if err != nil {
+			return fmt.Errorf("attack %s: %w", tc.name, err)
+		}
+		if tc.status != 0 && code != tc.status {
+			return fmt.Errorf("attack %s: answered %d, want %d: %.300s", tc.name, code, tc.status, body)
+		}
+		if tc.status == 0 && (!strings.Contains(body, `"error"`) || strings.Contains(body, `"structuredContent"`)) {
+			return fmt.Errorf("attack %s: answered %d, want a JSON-RPC error: %.300s", tc.name, code, body)
+		}
+		if d := tools() - before; d != 0 {
+			return fmt.Errorf("attack %s: %d tool functions invoked, want none", tc.name, d)
+		}
+		fmt.Printf("ok  attack through the HTTP API refused (%d), no tool invoked: %s\n", code, tc.name)
+	}
 	return nil
 }
 
