@@ -91,7 +91,8 @@ func TestBothFrontsServeTheSameRoutes(t *testing.T) {
 		t.Errorf("HttpApi routes %v, want the core API's %v", asREST, core)
 	}
 	want := map[string]string{"ANY /mcp": "McpFunction", "GET /": "WebFunction", "GET /a/{token}": "WebFunction",
-		"POST /a/{token}": "WebFunction", "GET /{proxy+}": "WebFunction", "POST /slack/interactivity": "SlackFunction"}
+		"POST /a/{token}": "WebFunction", "GET /{proxy+}": "WebFunction", "POST /{proxy+}": "WebFunction",
+		"POST /slack/interactivity": "SlackFunction"}
 	got := map[string]string{}
 	for _, r := range core {
 		got[r.Method+" "+r.Path] = r.Function
