@@ -187,6 +187,9 @@ func TestWhomEachEventWakes(t *testing.T) {
 			if len(a) != 1 || a[0].Attempt != 1 || a[0].StatusCode != 204 || a[0].EventID != tt.e.ID || a[0].Reason != tt.reason || a[0].RunID != "run_1" {
 				t.Errorf("attempts = %+v", a)
 			}
+			if len(s.hooks.pending) != 0 {
+				t.Errorf("an agent with a webhook got a wake-up stored for pull: %+v", s.hooks.pending)
+			}
 		})
 	}
 }
