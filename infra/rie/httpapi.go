@@ -151,11 +151,16 @@ func (f httpAPIForward) invoke(r *http.Request) (events.APIGatewayV2HTTPResponse
 
 // httpAPIRouter serves the HTTP API's routes (template.yaml's HttpApi):
 // /mcp → mcp, which hands every tool call on by Lambda Invoke; /slack/... →
-// slack; everything else → web.
+// slack; /runner/... → runner; everything else → web.
 func (s *Stack) httpAPIRouter(mux *http.ServeMux) {
 	mux.Handle("/mcp", httpAPIForward{Lambda: s, Function: "mcp", RouteKey: "ANY /mcp"})
 	if s.Functions["slack"] != nil {
 		mux.Handle("/slack/", httpAPIForward{Lambda: s, Function: "slack", RouteKey: "POST /slack/interactivity"})
+	}
+	if s.Functions["runner"] != nil {
+		for _, path := range []string{"/runner/claim", "/runner/ack"} {
+			mux.Handle(path, httpAPIForward{Lambda: s, Function: "runner", RouteKey: "POST " + path})
+		}
 	}
 	if s.Functions["web"] != nil {
 		mux.Handle("/", httpAPIForward{Lambda: s, Function: "web"})

@@ -169,6 +169,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		"EVENT_BUS_NAME=prickle",
 		"TASKS_TABLE=" + s.Local.Tables["TasksTable"], "STEPS_TABLE=" + s.Local.Tables["StepsTable"],
 		"PULSE_TABLE=" + s.Local.Tables["PulseTable"], "DIRECTORY_TABLE=" + s.Local.Tables["DirectoryTable"],
+		"WAKEUPS_TABLE=" + s.Local.Tables["WakeupsTable"],
 		"SIGNING_KEY=" + s.SigningKey, "PUBLIC_BASE_URL=" + routerURL,
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 	}
@@ -423,8 +424,8 @@ func (s *Stack) Counts() map[string]int {
 // Router serves the API in front. REST (the default) as the custom
 // domain's routing rules do: Mcp-Name tool calls straight to the tool's
 // function, everything else to mcp; each hop is a Lambda Invoke with the
-// API Gateway proxy event. /slack/... goes to slack; / and /a/... go to
-// web. With Gateway "http", the HTTP API's routes (httpAPIRouter).
+// API Gateway proxy event. /slack/... goes to slack, /runner/... to runner;
+// / and /a/... go to web. With Gateway "http", the HTTP API's routes (httpAPIRouter).
 func (s *Stack) Router() (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /rie/counts", func(w http.ResponseWriter, r *http.Request) {
@@ -446,6 +447,9 @@ func (s *Stack) Router() (http.Handler, error) {
 	mux.Handle("/mcp", endpoint.RouteByHeader(mcplambda.Forward{Lambda: s, Function: "mcp"}, tools))
 	if s.Functions["slack"] != nil {
 		mux.Handle("/slack/", mcplambda.Forward{Lambda: s, Function: "slack"})
+	}
+	if s.Functions["runner"] != nil {
+		mux.Handle("/runner/", mcplambda.Forward{Lambda: s, Function: "runner"})
 	}
 	if s.Functions["web"] != nil {
 		mux.Handle("/", mcplambda.Forward{Lambda: s, Function: "web"})

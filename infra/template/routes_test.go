@@ -92,7 +92,8 @@ func TestBothFrontsServeTheSameRoutes(t *testing.T) {
 	}
 	want := map[string]string{"ANY /mcp": "McpFunction", "GET /": "WebFunction", "GET /a/{token}": "WebFunction",
 		"POST /a/{token}": "WebFunction", "GET /{proxy+}": "WebFunction", "POST /{proxy+}": "WebFunction",
-		"POST /slack/interactivity": "SlackFunction"}
+		"POST /slack/interactivity": "SlackFunction",
+		"POST /runner/claim":        "RunnerFunction", "POST /runner/ack": "RunnerFunction"}
 	got := map[string]string{}
 	for _, r := range core {
 		got[r.Method+" "+r.Path] = r.Function
