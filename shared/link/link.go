@@ -76,7 +76,9 @@ func ForResult(taskID, round, owner string, now time.Time) Claims {
 	return Claims{Kind: KindResult, TaskID: taskID, Round: round, Owner: owner, Expires: now.UTC().Add(ResultLifetime)}
 }
 
-var b64 = base64.RawURLEncoding
+// b64 is strict: a token whose unused trailing bits are set (another last
+// character for the same bytes) does not decode, so each token has one spelling.
+var b64 = base64.RawURLEncoding.Strict()
 
 // Sign returns the token for c; a missing nonce is filled with 12 random bytes.
 func (s Signer) Sign(c Claims) string {

@@ -102,7 +102,9 @@ func NewKeys(secret []byte) (Keys, error) {
 	return Keys{signin: derive("sign-in link"), session: derive("session cookie"), form: derive("session form")}, nil
 }
 
-var b64 = base64.RawURLEncoding
+// b64 is strict: a token whose unused trailing bits are set (another last
+// character for the same bytes) does not decode, so each token has one spelling.
+var b64 = base64.RawURLEncoding.Strict()
 
 func nonce() string {
 	n := make([]byte, 16)
