@@ -25,6 +25,7 @@ import (
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/catalog"
 	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/lambdahttp"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/slackin"
 	"github.com/useprickle/prickle/shared/step"
@@ -266,6 +267,11 @@ func replayProxy(t *testing.T, name string, payload []byte) {
 	default:
 		if resp.StatusCode >= 500 {
 			t.Fatalf("%s answered %d: %.300s", fn, resp.StatusCode, body)
+		}
+	}
+	if resp.StatusCode != 0 { // an HTTP answer (events get none): the cloud's HSTS is on it, once
+		if got := append([]string{resp.Headers["Strict-Transport-Security"]}, resp.MultiValueHeaders["Strict-Transport-Security"]...); strings.Join(got, "") != lambdahttp.HSTS {
+			t.Fatalf("%s: Strict-Transport-Security %q, want %q once", fn, got, lambdahttp.HSTS)
 		}
 	}
 	t.Logf("%s → %s: %d", name, fn, resp.StatusCode)
