@@ -366,7 +366,9 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 	})
 	t.Run("sign-in: a stranger's requests stop the stranger, not the owner; the name's own bound still holds", func(t *testing.T) {
 		e := newRoomEnv(t, newStore(t))
-		ask := func(b *browser, name string) roomResp { return b.do(http.MethodPost, "/signin", url.Values{"owner": {name}}) }
+		ask := func(b *browser, name string) roomResp {
+			return b.do(http.MethodPost, "/signin", url.Values{"owner": {name}})
+		}
 		stranger := e.from("203.0.113.7:40000")
 		for i := 1; i <= session.LinksPerNamePerClient; i++ {
 			if got := ask(stranger, "alice"); got.status != http.StatusOK {
