@@ -121,8 +121,8 @@ func placeholders(t *testing.T, raw []byte) []byte {
 	}
 	// A validly signed link to a step that does not exist: the page must
 	// get past the signature and the form check and answer "not found".
-	token := signer.Sign(link.ForStep("example-task-id", "stp_replaymissing01", "alice", time.Now().Add(time.Hour)))
-	slackToken := signer.Sign(link.ForStep(slackStep.TaskID, slackStep.ID, "alice", slackStep.ExpiresAt))
+	token := signer.Sign(link.ForStep("example-task-id", "stp_replaymissing01", "alice", time.Now().Add(time.Hour)).DeliveredBy(link.ViaEmail))
+	slackToken := signer.Sign(link.ForStep(slackStep.TaskID, slackStep.ID, "alice", slackStep.ExpiresAt).DeliveredBy(link.ViaSlack))
 	s := strings.NewReplacer(
 		"REPLACE_WITH_SLACK_APPROVE_TOKEN", slackToken,
 		"REPLACE_WITH_AGENT_TOKEN", rs.Local.Tokens["alice/writer"],

@@ -50,7 +50,28 @@ type Claims struct {
 	Expires time.Time `json:"exp"`
 	// Nonce makes every issued token distinct, so two links for the same decision never collide in logs or caches.
 	Nonce string `json:"nonce"`
+	// Via is where the link was delivered (ViaEmail, ViaSlack), signed with
+	// the rest, so the approval page knows who may have read it.
+	Via string `json:"via,omitempty"`
 }
+
+// Where a link was delivered. An email goes to the owner alone; a Slack
+// channel is read by everyone in it.
+const (
+	ViaEmail = "email"
+	ViaSlack = "slack"
+)
+
+// DeliveredBy is c as sent through via.
+func (c Claims) DeliveredBy(via string) Claims {
+	c.Via = via
+	return c
+}
+
+// Shared reports whether others than the owner may have the link: every
+// destination but email, and a link minted before links named theirs. A
+// shared link decides only with its owner signed in (see shared/web).
+func (c Claims) Shared() bool { return c.Via != ViaEmail }
 
 // Signer signs and verifies approval-link tokens with one HMAC key, shared by notify (signs) and web (verifies).
 type Signer struct {

@@ -192,3 +192,30 @@ func TestLenientBase64Refused(t *testing.T) {
 		t.Fatalf("signature or form twins %d, payload twins %d: a part was not checked", twins, payloadTwins)
 	}
 }
+
+// TestDeliveryIsSigned: where a link was delivered is part of what is
+// signed, so a Slack link cannot be turned into an email link; only email
+// is personal, and a link that names no destination counts as shared.
+func TestDeliveryIsSigned(t *testing.T) {
+	s := Signer{Key: key}
+	base := ForStep("tsk_1", "stp_1", "alice", now.Add(time.Hour))
+	for _, tc := range []struct {
+		via    string
+		shared bool
+	}{{ViaEmail, false}, {ViaSlack, true}, {"", true}} {
+		got, err := s.Verify(s.Sign(base.DeliveredBy(tc.via)), now)
+		if err != nil || got.Via != tc.via || got.Shared() != tc.shared {
+			t.Errorf("via %q: claims %+v (%v), shared %v, want shared %v", tc.via, got, err, got.Shared(), tc.shared)
+		}
+	}
+	tok := s.Sign(base.DeliveredBy(ViaSlack))
+	payload, sig, _ := strings.Cut(tok, ".")
+	body, _ := base64.RawURLEncoding.DecodeString(payload)
+	forged := base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(body), `"via":"slack"`, `"via":"email"`, 1)))
+	if forged == payload {
+		t.Fatal("the payload names no via")
+	}
+	if _, err := s.Verify(forged+"."+sig, now); !errors.Is(err, ErrTampered) {
+		t.Errorf("a Slack link rewritten to email verified: %v", err)
+	}
+}

@@ -270,7 +270,10 @@ func (b *browser) do(method, path string, form url.Values) roomResp {
 
 func (b *browser) get(path string) roomResp { return b.do(http.MethodGet, path, nil) }
 
-var roomCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+var (
+	roomCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+	roomNext = regexp.MustCompile(`name="next" value="([^"]+)"`)
+)
 
 func formToken(t *testing.T, r roomResp) string {
 	t.Helper()

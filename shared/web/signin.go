@@ -152,6 +152,7 @@ func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	infoOf(r).outcome = "link_requested"
+	rememberNext(w, r, r.PostForm.Get("next"))
 	if err := h.sendSignInLink(r.Context(), name); err != nil {
 		h.cfg.Log.ErrorContext(r.Context(), "sign-in link not sent", "owner", name, "error", err.Error())
 	}
@@ -254,7 +255,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, ck)
 	infoOf(r).outcome = "signed_in"
-	w.Header().Set("Location", rootOf(r.URL.Path))
+	w.Header().Set("Location", rootOf(r.URL.Path)+takeNext(w, r))
 	w.WriteHeader(http.StatusSeeOther)
 }
 
