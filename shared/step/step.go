@@ -164,8 +164,9 @@ func (e *InputLimitError) Error() string {
 }
 
 // CheckInput bounds a step's input (depth, keys and elements, canonical
-// size) in one streaming pass before anything else reads it, and returns
-// its canonical JSON; a crossed bound is an *InputLimitError.
+// size) in one streaming pass before anything else reads it, checks it is
+// a JSON object, and returns its canonical JSON; a crossed bound is an
+// *InputLimitError.
 func CheckInput(input json.RawMessage) ([]byte, error) {
 	if err := jsonlimit.Check(input, MaxInputDepth, MaxInputElements); err != nil {
 		var le *jsonlimit.Error
@@ -177,6 +178,9 @@ func CheckInput(input json.RawMessage) ([]byte, error) {
 	canonical, err := Canonical(input)
 	if err != nil {
 		return nil, err
+	}
+	if canonical[0] != '{' {
+		return nil, fmt.Errorf("step input is not a JSON object: a call's input is an object of its arguments")
 	}
 	if len(canonical) > MaxInputBytes {
 		return nil, &InputLimitError{Limit: "size", Max: MaxInputBytes, Size: len(canonical)}
