@@ -101,6 +101,18 @@ func ForResult(taskID, round, owner string, now time.Time) Claims {
 // character for the same bytes) does not decode, so each token has one spelling.
 var b64 = base64.RawURLEncoding.Strict()
 
+// decode reads strict base64url, and also refuses the line breaks Go's
+// decoders skip even when strict, so a token with "\n" inside is not the
+// same token either.
+func decode(s string) ([]byte, error) {
+	if strings.ContainsAny(s, "\r\n") {
+		return nil, errLineBreak
+	}
+	return b64.DecodeString(s)
+}
+
+var errLineBreak = errors.New("base64url with a line break")
+
 // Sign returns the token for c; a missing nonce is filled with 12 random bytes.
 func (s Signer) Sign(c Claims) string {
 	if c.Nonce == "" {
@@ -127,11 +139,11 @@ func (s Signer) Verify(token string, now time.Time) (Claims, error) {
 	if !ok || payload == "" || sig == "" || len(s.Key) == 0 {
 		return Claims{}, ErrTampered
 	}
-	got, err := b64.DecodeString(sig)
+	got, err := decode(sig)
 	if err != nil || !hmac.Equal(got, s.mac(payload)) {
 		return Claims{}, ErrTampered
 	}
-	body, err := b64.DecodeString(payload)
+	body, err := decode(payload)
 	if err != nil {
 		return Claims{}, ErrTampered
 	}
@@ -166,7 +178,7 @@ func (s Signer) FormToken(token string) string {
 
 // CheckFormToken reports, in constant time, whether v is FormToken(token).
 func (s Signer) CheckFormToken(token, v string) bool {
-	got, err := b64.DecodeString(v)
+	got, err := decode(v)
 	return err == nil && len(s.Key) > 0 && hmac.Equal(got, s.mac("form:"+token))
 }
 

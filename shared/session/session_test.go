@@ -267,6 +267,13 @@ func TestLenientBase64Refused(t *testing.T) {
 	if form, _ := lastCharTwin(k.SignInFormToken(tok)); k.CheckSignInFormToken(tok, form) {
 		t.Error("sign-in form token with another last character accepted")
 	}
+	// Go's decoders skip line breaks even when strict (found by FuzzVerify in shared/link).
+	if _, err := k.CheckSignIn(payload[:4]+"\n"+payload[4:]+"."+sig, now); !errors.Is(err, session.ErrInvalid) {
+		t.Errorf("sign-in link with a line break: %v, want ErrInvalid", err)
+	}
+	if form := k.SignInFormToken(tok); k.CheckSignInFormToken(tok, form[:3]+"\r\n"+form[3:]) {
+		t.Error("sign-in form token with a line break accepted")
+	}
 
 	r := httptest.NewRequest("GET", "http://127.0.0.1/", nil)
 	st := newSessions()
