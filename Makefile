@@ -8,16 +8,17 @@ TOOLS := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 E2E_NODE := infra/e2e/node_modules/.package-lock.json
 
-.PHONY: local test lint unit integration e2e deps venv node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure
+.PHONY: local test lint unit fuzz integration e2e deps venv node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure
 
 ## local: start the emulator, create tables from template.yaml, seed website-v2, serve /mcp on 127.0.0.1:$${PORT:-3000}
 local: venv
 	go run ./infra/local
 
-## test: lint, unit (incl. the least-privilege test of template.yaml), store integration against the emulator,
-## e2e through the official MCP clients and the conformance suite, the template checks (cfn-lint,
-## sam validate --lint, sam build), and the built binaries under the Lambda Runtime Interface Emulator
-test: deps lint unit integration e2e template e2e-rie
+## test: lint, unit (incl. the least-privilege test of template.yaml), the fuzz targets for a bounded time,
+## store integration against the emulator, e2e through the official MCP clients and the conformance suite,
+## the template checks (cfn-lint, sam validate --lint, sam build), and the built binaries under the Lambda
+## Runtime Interface Emulator
+test: deps lint unit fuzz integration e2e template e2e-rie
 
 deps: venv node tools
 	go mod download
@@ -45,6 +46,18 @@ lint: tools
 
 unit:
 	go test ./...
+
+## fuzz: each Go fuzz target for FUZZTIME (default 10s; -fuzz takes one target per run): tool arguments,
+## step canonicalisation, approval links, cookies and sign-in links, the endpoint's requests.
+## A failing input is written to the package's testdata/fuzz/ (commit it: plain go test replays it)
+FUZZTIME ?= 10s
+FUZZ_TARGETS := FuzzToolArguments:./shared/catalog/ FuzzCanonical:./shared/step/ FuzzVerify:./shared/link/ \
+	FuzzCookie:./shared/session/ FuzzRequest:./shared/endpoint/
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz: $${t%%:*} in $${t#*:} for $(FUZZTIME)"; \
+		go test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}"; \
+	done
 
 integration: venv
 	infra/moto/with-emulator.sh go test -count=1 -tags integration ./...

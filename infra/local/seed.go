@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,8 +32,13 @@ var (
 		"alice/builder": {"website-v2"},
 		"bob/reviewer":  {"website-v2"},
 		"carol/tester":  {"mobile-app"},
+		"carol/lead":    {"mobile-app"},
 	}
 )
+
+// seedTokenless are seeded agents that get no token: carol/lead only hands
+// off mobile-app's seeded task, since no agent hands a task to itself.
+var seedTokenless = []string{"carol/lead"}
 
 // seedAgentOrder keeps token minting and printing stable.
 var seedAgentOrder = []string{"alice/writer", "alice/builder", "bob/reviewer", "carol/tester"}
@@ -50,7 +56,7 @@ func seed(ctx context.Context, adm *admin.Admin, st admin.Store) error {
 			return err
 		}
 	}
-	for _, id := range seedAgentOrder {
+	for _, id := range append(slices.Clone(seedAgentOrder), seedTokenless...) {
 		if err := adm.CreateAgent(ctx, id, seedAgents[id]); err != nil {
 			return err
 		}
@@ -69,7 +75,7 @@ func seed(ctx context.Context, adm *admin.Admin, st admin.Store) error {
 		owner, _, _ := strings.Cut(agent, "/")
 		return identity.Caller{Agent: agent, Owner: owner, Kind: identity.KindAgent}
 	}
-	writer, builder, reviewer, tester := as("alice/writer"), as("alice/builder"), as("bob/reviewer"), as("carol/tester")
+	writer, builder, reviewer, lead := as("alice/writer"), as("alice/builder"), as("bob/reviewer"), as("carol/lead")
 	steps := []func() error{
 		func() error {
 			_, err := svc.HandOffTask(ctx, reviewer, team.HandOffInput{Project: "website-v2", Assignee: "alice/writer", Packet: team.PacketInput{
@@ -135,7 +141,7 @@ func seed(ctx context.Context, adm *admin.Admin, st admin.Store) error {
 			return err
 		},
 		func() error {
-			_, err := svc.HandOffTask(ctx, tester, team.HandOffInput{Project: "mobile-app", Assignee: "carol/tester", Packet: team.PacketInput{
+			_, err := svc.HandOffTask(ctx, lead, team.HandOffInput{Project: "mobile-app", Assignee: "carol/tester", Packet: team.PacketInput{
 				Task: "Smoke-test the login screen.", DeliverableType: "screenshots", AcceptanceCriteria: []string{"Screenshots of each error state."},
 			}})
 			return err

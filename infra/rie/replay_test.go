@@ -28,6 +28,7 @@ import (
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/catalog"
 	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/lambdahttp"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/slackin"
 	"github.com/useprickle/prickle/shared/step"
@@ -133,8 +134,8 @@ func placeholders(t *testing.T, raw []byte) []byte {
 	}
 	// A validly signed link to a step that does not exist: the page must
 	// get past the signature and the form check and answer "not found".
-	token := signer.Sign(link.ForStep("example-task-id", "stp_replaymissing01", "alice", time.Now().Add(time.Hour)))
-	slackToken := signer.Sign(link.ForStep(slackStep.TaskID, slackStep.ID, "alice", slackStep.ExpiresAt))
+	token := signer.Sign(link.ForStep("example-task-id", "stp_replaymissing01", "alice", time.Now().Add(time.Hour)).DeliveredBy(link.ViaEmail))
+	slackToken := signer.Sign(link.ForStep(slackStep.TaskID, slackStep.ID, "alice", slackStep.ExpiresAt).DeliveredBy(link.ViaSlack))
 	s := strings.NewReplacer(
 		"REPLACE_WITH_SLACK_APPROVE_TOKEN", slackToken,
 		"REPLACE_WITH_AGENT_TOKEN", rs.Local.Tokens["alice/writer"],
@@ -330,6 +331,11 @@ func replayProxy(t *testing.T, name string, payload []byte) {
 	default:
 		if resp.StatusCode >= 500 {
 			t.Fatalf("%s answered %d: %.300s", fn, resp.StatusCode, body)
+		}
+	}
+	if resp.StatusCode != 0 { // an HTTP answer (events get none): the cloud's HSTS is on it, once
+		if got := append([]string{resp.Headers["Strict-Transport-Security"]}, resp.MultiValueHeaders["Strict-Transport-Security"]...); strings.Join(got, "") != lambdahttp.HSTS {
+			t.Fatalf("%s: Strict-Transport-Security %q, want %q once", fn, got, lambdahttp.HSTS)
 		}
 	}
 	t.Logf("%s → %s: %d", name, fn, resp.StatusCode)

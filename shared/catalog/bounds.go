@@ -15,8 +15,8 @@ const MaxArgumentDepth = 1 + step.MaxInputDepth
 
 // checkBounds applies the server's bounds beyond JSON Schema before the
 // schema is evaluated: every tool's arguments nest at most MaxArgumentDepth
-// levels (one streaming pass), and request_step's input keeps within the
-// step's depth, element and size limits. Errors name the field and the limit.
+// levels (one streaming pass), request_step's input keeps within the
+// step's depth, element and size limits, and its amount is not below zero. Errors name the field and the limit.
 func checkBounds(tool string, args json.RawMessage) error {
 	if err := jsonlimit.Check(args, MaxArgumentDepth, 0); err != nil {
 		var le *jsonlimit.Error
@@ -35,10 +35,20 @@ func checkBounds(tool string, args json.RawMessage) error {
 		return nil
 	}
 	var a struct {
-		Input json.RawMessage `json:"input"`
+		Input  json.RawMessage `json:"input"`
+		Amount json.RawMessage `json:"amount"`
 	}
-	if json.Unmarshal(args, &a) != nil || len(a.Input) == 0 || a.Input[0] != '{' {
+	if json.Unmarshal(args, &a) != nil {
 		return nil // not an object: the schema names what is wrong
+	}
+	var amount step.Amount
+	if json.Unmarshal(a.Amount, &amount) == nil {
+		if err := amount.Check(); err != nil {
+			return fmt.Errorf("/amount/value: %w", err)
+		}
+	}
+	if len(a.Input) == 0 || a.Input[0] != '{' {
+		return nil
 	}
 	if _, err := step.CheckInput(a.Input); err != nil {
 		return fmt.Errorf("/input: %w", err)

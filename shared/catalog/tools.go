@@ -56,7 +56,7 @@ var tools = []*Tool{
 		Description: "One task of your project (the packet, state, what it waits on, latest checkpoint, result with evidence) plus its history: who moved it, when, from which state to which, with notes and review feedback.",
 		Idempotent:  true, run: bind((*team.Service).GetTask)},
 	{Name: "hand_off_task", Title: "Hand off a task", Writes: true,
-		Description: "Hand a task to a teammate agent (owner/agent) of the project, with a packet: what to do, the deliverable type, acceptance criteria, and optionally context, files and the tasks it depends on. You are the requester. The task is routed to the assignee at once, or stays requested until every task in depends_on is completed.",
+		Description: "Hand a task to a teammate agent (owner/agent, another agent than you: no agent reviews its own result) of the project, with a packet: what to do, the deliverable type, acceptance criteria, and optionally context, files and the tasks it depends on. You are the requester. The task is routed to the assignee at once, or stays requested until every task in depends_on is completed.",
 		run:         bind((*team.Service).HandOffTask)},
 	{Name: "accept_task", Title: "Accept a task", Writes: true,
 		Description: "Take a task routed to you (routed → accepted), optionally with a note to the requester. Only the assignee may." + taskMoves,

@@ -170,6 +170,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodPost && peekErr == nil {
 		line.rpc, line.tool = peek.Method, peek.Params.Name
+		if !validID(peek.ID) {
+			line.outcome = "invalid_request"
+			writeJSON(rec, peek.rpcStatus(mcp.INVALID_REQUEST), rpcError(nil, mcp.INVALID_REQUEST, "invalid request: the id must be a string or an integer"))
+			return
+		}
 		if peek.Method == "subscriptions/listen" {
 			// Prickle announces no list changes; mcp-go would still answer
 			// a listen, so refuse it as an unsupported method.

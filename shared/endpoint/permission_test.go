@@ -41,7 +41,7 @@ const (
 // permissionStack is the in-process endpoint (front and one endpoint per
 // tool) over the in-memory store, with alice/writer's accepted task, her
 // agent token and a run token for that task.
-func permissionStack(t *testing.T) http.Handler {
+func permissionStack(t testing.TB) http.Handler {
 	t.Helper()
 	st := teamtest.New()
 	st.AddProject(team.Project{Slug: "website-v2", Name: "Website v2", StepDeadline: time.Hour})

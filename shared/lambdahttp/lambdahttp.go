@@ -14,9 +14,26 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 )
 
-// Start serves h as a Lambda function receiving API Gateway events of either payload version; it never returns.
+// HSTS is the Strict-Transport-Security of every response in the cloud: API
+// Gateway serves only https, so browsers are told to use nothing else for
+// two years on that host and its subdomains (no preload: that is the
+// operator's choice for their domain).
+const HSTS = "max-age=63072000; includeSubDomains"
+
+// Secure wraps h so that every response carries HSTS; only Start uses it,
+// so the local stack (plain http on loopback, where browsers ignore the
+// header anyway) does not send it.
+func Secure(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Strict-Transport-Security", HSTS)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Start serves h as a Lambda function receiving API Gateway events of
+// either payload version, every response with HSTS; it never returns.
 func Start(h http.Handler) {
-	lambda.Start(New(h))
+	lambda.Start(New(Secure(h)))
 }
 
 // Handler is a lambda.Handler that serves one http.Handler to both API

@@ -50,7 +50,28 @@ type Claims struct {
 	Expires time.Time `json:"exp"`
 	// Nonce makes every issued token distinct, so two links for the same decision never collide in logs or caches.
 	Nonce string `json:"nonce"`
+	// Via is where the link was delivered (ViaEmail, ViaSlack), signed with
+	// the rest, so the approval page knows who may have read it.
+	Via string `json:"via,omitempty"`
 }
+
+// Where a link was delivered. An email goes to the owner alone; a Slack
+// channel is read by everyone in it.
+const (
+	ViaEmail = "email"
+	ViaSlack = "slack"
+)
+
+// DeliveredBy is c as sent through via.
+func (c Claims) DeliveredBy(via string) Claims {
+	c.Via = via
+	return c
+}
+
+// Shared reports whether others than the owner may have the link: every
+// destination but email, and a link minted before links named theirs. A
+// shared link decides only with its owner signed in (see shared/web).
+func (c Claims) Shared() bool { return c.Via != ViaEmail }
 
 // Signer signs and verifies approval-link tokens with one HMAC key, shared by notify (signs) and web (verifies).
 type Signer struct {
@@ -76,7 +97,21 @@ func ForResult(taskID, round, owner string, now time.Time) Claims {
 	return Claims{Kind: KindResult, TaskID: taskID, Round: round, Owner: owner, Expires: now.UTC().Add(ResultLifetime)}
 }
 
-var b64 = base64.RawURLEncoding
+// b64 is strict: a token whose unused trailing bits are set (another last
+// character for the same bytes) does not decode, so each token has one spelling.
+var b64 = base64.RawURLEncoding.Strict()
+
+// decode reads strict base64url, and also refuses the line breaks Go's
+// decoders skip even when strict, so a token with "\n" inside is not the
+// same token either.
+func decode(s string) ([]byte, error) {
+	if strings.ContainsAny(s, "\r\n") {
+		return nil, errLineBreak
+	}
+	return b64.DecodeString(s)
+}
+
+var errLineBreak = errors.New("base64url with a line break")
 
 // Sign returns the token for c; a missing nonce is filled with 12 random bytes.
 func (s Signer) Sign(c Claims) string {
@@ -104,11 +139,11 @@ func (s Signer) Verify(token string, now time.Time) (Claims, error) {
 	if !ok || payload == "" || sig == "" || len(s.Key) == 0 {
 		return Claims{}, ErrTampered
 	}
-	got, err := b64.DecodeString(sig)
+	got, err := decode(sig)
 	if err != nil || !hmac.Equal(got, s.mac(payload)) {
 		return Claims{}, ErrTampered
 	}
-	body, err := b64.DecodeString(payload)
+	body, err := decode(payload)
 	if err != nil {
 		return Claims{}, ErrTampered
 	}
@@ -143,7 +178,7 @@ func (s Signer) FormToken(token string) string {
 
 // CheckFormToken reports, in constant time, whether v is FormToken(token).
 func (s Signer) CheckFormToken(token, v string) bool {
-	got, err := b64.DecodeString(v)
+	got, err := decode(v)
 	return err == nil && len(s.Key) > 0 && hmac.Equal(got, s.mac("form:"+token))
 }
 

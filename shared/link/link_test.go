@@ -146,3 +146,87 @@ func TestNewSignerNeedsALongKey(t *testing.T) {
 		t.Errorf("a signer without a key verified a token: %v", err)
 	}
 }
+
+// lastCharTwin returns s with its last character replaced by one that a
+// lenient base64 decoder reads as the same bytes (only the unused low bits
+// differ), or false when s's length leaves no unused bits.
+func lastCharTwin(s string) (string, bool) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	unused := map[int]int{2: 4, 3: 2}[len(s)%4] // bits of the last character that carry nothing
+	if unused == 0 {
+		return "", false
+	}
+	i := strings.IndexByte(alphabet, s[len(s)-1])
+	return s[:len(s)-1] + string(alphabet[i^1]), true
+}
+
+func TestLenientBase64Refused(t *testing.T) {
+	s := Signer{Key: key}
+	var twins int
+	var payloadTwins int
+	for i := range 3 { // owners of three lengths give the payload each length modulo 3
+		tok := s.Sign(ForStep("tsk_1", "stp_1", "alice"+strings.Repeat("x", i), now.Add(time.Hour)))
+		payload, sig, _ := strings.Cut(tok, ".")
+		if twin, ok := lastCharTwin(sig); ok {
+			twins++
+			if _, err := s.Verify(payload+"."+twin, now); !errors.Is(err, ErrTampered) {
+				t.Errorf("signature with another last character verified: %v", err)
+			}
+		}
+		if twin, ok := lastCharTwin(payload); ok {
+			payloadTwins++
+			forged := twin + "." + base64.RawURLEncoding.EncodeToString(s.mac(twin))
+			if _, err := s.Verify(forged, now); !errors.Is(err, ErrTampered) {
+				t.Errorf("payload with another last character verified: %v", err)
+			}
+		}
+		form := s.FormToken(tok)
+		if twin, ok := lastCharTwin(form); ok {
+			twins++
+			if s.CheckFormToken(tok, twin) {
+				t.Error("form token with another last character accepted")
+			}
+		}
+	}
+	// Found by FuzzVerify: Go's decoders skip line breaks even when strict.
+	tok := s.Sign(ForStep("tsk_1", "stp_1", "alice", now.Add(time.Hour)))
+	payload, sig, _ := strings.Cut(tok, ".")
+	for _, broken := range []string{payload[:5] + "\n" + payload[5:] + "." + sig, payload + "." + sig[:9] + "\r\n" + sig[9:], payload + "." + sig + "\n"} {
+		if _, err := s.Verify(broken, now); !errors.Is(err, ErrTampered) {
+			t.Errorf("token with a line break verified: %v", err)
+		}
+	}
+	if form := s.FormToken(tok); s.CheckFormToken(tok, form[:7]+"\n"+form[7:]) {
+		t.Error("form token with a line break accepted")
+	}
+	if twins == 0 || payloadTwins == 0 {
+		t.Fatalf("signature or form twins %d, payload twins %d: a part was not checked", twins, payloadTwins)
+	}
+}
+
+// TestDeliveryIsSigned: where a link was delivered is part of what is
+// signed, so a Slack link cannot be turned into an email link; only email
+// is personal, and a link that names no destination counts as shared.
+func TestDeliveryIsSigned(t *testing.T) {
+	s := Signer{Key: key}
+	base := ForStep("tsk_1", "stp_1", "alice", now.Add(time.Hour))
+	for _, tc := range []struct {
+		via    string
+		shared bool
+	}{{ViaEmail, false}, {ViaSlack, true}, {"", true}} {
+		got, err := s.Verify(s.Sign(base.DeliveredBy(tc.via)), now)
+		if err != nil || got.Via != tc.via || got.Shared() != tc.shared {
+			t.Errorf("via %q: claims %+v (%v), shared %v, want shared %v", tc.via, got, err, got.Shared(), tc.shared)
+		}
+	}
+	tok := s.Sign(base.DeliveredBy(ViaSlack))
+	payload, sig, _ := strings.Cut(tok, ".")
+	body, _ := base64.RawURLEncoding.DecodeString(payload)
+	forged := base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(body), `"via":"slack"`, `"via":"email"`, 1)))
+	if forged == payload {
+		t.Fatal("the payload names no via")
+	}
+	if _, err := s.Verify(forged+"."+sig, now); !errors.Is(err, ErrTampered) {
+		t.Errorf("a Slack link rewritten to email verified: %v", err)
+	}
+}

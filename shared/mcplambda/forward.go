@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -39,10 +40,10 @@ func (f Forward) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for k, v := range resp.Headers {
 		w.Header().Set(k, v)
 	}
+	// The tool's headers replace the front's own (Strict-Transport-Security
+	// is set by both), so each is sent as the tool sent it, once.
 	for k, vs := range resp.MultiValueHeaders {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
+		w.Header()[http.CanonicalHeaderKey(k)] = slices.Clone(vs)
 	}
 	body := []byte(resp.Body)
 	if resp.IsBase64Encoded {

@@ -103,11 +103,14 @@ func (n *Notifier) stepRequested(ctx context.Context, e event.Event) error {
 	if !ok {
 		return err
 	}
-	token := n.Signer.Sign(link.ForStep(s.TaskID, s.ID, o.Name, s.ExpiresAt))
-	m := stepRequestMessage(s, token, link.URL(n.BaseURL, token), s.ExpiresAt)
+	claims := link.ForStep(s.TaskID, s.ID, o.Name, s.ExpiresAt)
+	sent := func(via string) message { // each destination gets its own link, signed with where it went
+		token := n.Signer.Sign(claims.DeliveredBy(via))
+		return stepRequestMessage(s, token, link.URL(n.BaseURL, token), s.ExpiresAt)
+	}
 	return errors.Join(
-		n.email(ctx, e, o, m),
-		n.postSlack(ctx, e, o, s.TaskID, s.ID, m),
+		n.email(ctx, e, o, sent(link.ViaEmail)),
+		n.postSlack(ctx, e, o, s.TaskID, s.ID, sent(link.ViaSlack)),
 	)
 }
 
@@ -140,11 +143,13 @@ func (n *Notifier) approvalRequested(ctx context.Context, e event.Event) error {
 		return err
 	}
 	claims := link.ForResult(t.ID, task.ResultRound(t), o.Name, n.now())
-	token := n.Signer.Sign(claims)
-	m := approvalRequestMessage(t, token, link.URL(n.BaseURL, token), claims.Expires)
+	sent := func(via string) message { // each destination gets its own link, signed with where it went
+		token := n.Signer.Sign(claims.DeliveredBy(via))
+		return approvalRequestMessage(t, token, link.URL(n.BaseURL, token), claims.Expires)
+	}
 	return errors.Join(
-		n.email(ctx, e, o, m),
-		n.postSlack(ctx, e, o, t.ID, ResultSubject, m),
+		n.email(ctx, e, o, sent(link.ViaEmail)),
+		n.postSlack(ctx, e, o, t.ID, ResultSubject, sent(link.ViaSlack)),
 	)
 }
 

@@ -164,7 +164,8 @@ func TestStepRequestedSendsTheExactCallOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := link.ForStep("tsk_1", "stp_1", "alice", s.ExpiresAt)
+		// Each destination gets its own link, signed with where it went.
+		want := link.ForStep("tsk_1", "stp_1", "alice", s.ExpiresAt).DeliveredBy(m.Channel)
 		claims.Nonce = ""
 		if claims != want {
 			t.Errorf("claims = %+v, want %+v", claims, want)
@@ -258,7 +259,7 @@ func TestResultApprovalAndDecision(t *testing.T) {
 			t.Fatal(err)
 		}
 		claims.Nonce = ""
-		if want := link.ForResult("tsk_2", task.ResultRound(tk), "alice", now); claims != want {
+		if want := link.ForResult("tsk_2", task.ResultRound(tk), "alice", now).DeliveredBy(m.Channel); claims != want {
 			t.Errorf("claims = %+v, want %+v", claims, want)
 		}
 		for _, want := range []string{"Pricing page built; tests pass.", "pull_request: PR #12", "Build the pricing page", "agent_generated"} {

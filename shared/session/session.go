@@ -102,7 +102,21 @@ func NewKeys(secret []byte) (Keys, error) {
 	return Keys{signin: derive("sign-in link"), session: derive("session cookie"), form: derive("session form")}, nil
 }
 
-var b64 = base64.RawURLEncoding
+// b64 is strict: a token whose unused trailing bits are set (another last
+// character for the same bytes) does not decode, so each token has one spelling.
+var b64 = base64.RawURLEncoding.Strict()
+
+// decode reads strict base64url, and also refuses the line breaks Go's
+// decoders skip even when strict, so a token with "\n" inside is not the
+// same token either.
+func decode(s string) ([]byte, error) {
+	if strings.ContainsAny(s, "\r\n") {
+		return nil, errLineBreak
+	}
+	return b64.DecodeString(s)
+}
+
+var errLineBreak = errors.New("base64url with a line break")
 
 func nonce() string {
 	n := make([]byte, 16)
@@ -127,11 +141,11 @@ func verify(key []byte, kind, token string, now time.Time) (Claims, error) {
 	if !ok || payload == "" || sig == "" || len(key) == 0 {
 		return Claims{}, ErrInvalid
 	}
-	got, err := b64.DecodeString(sig)
+	got, err := decode(sig)
 	if err != nil || !hmac.Equal(got, mac(key, payload)) {
 		return Claims{}, ErrInvalid
 	}
-	body, err := b64.DecodeString(payload)
+	body, err := decode(payload)
 	if err != nil {
 		return Claims{}, ErrInvalid
 	}
@@ -184,7 +198,7 @@ func (k Keys) SignInFormToken(token string) string {
 
 // CheckSignInFormToken reports, in constant time, whether v is SignInFormToken(token).
 func (k Keys) CheckSignInFormToken(token, v string) bool {
-	got, err := b64.DecodeString(v)
+	got, err := decode(v)
 	return err == nil && len(k.form) > 0 && hmac.Equal(got, mac(k.form, "signin:"+token))
 }
 
@@ -262,7 +276,7 @@ func (k Keys) FormToken(s Session) string {
 
 // CheckFormToken reports, in constant time, whether v is FormToken(s).
 func (k Keys) CheckFormToken(s Session, v string) bool {
-	got, err := b64.DecodeString(v)
+	got, err := decode(v)
 	return err == nil && s.value != "" && hmac.Equal(got, mac(k.form, "session:"+s.value))
 }
 

@@ -239,3 +239,58 @@ func TestSessionIsRevocable(t *testing.T) {
 		t.Errorf("store failure: ok %v, err %v", ok, err)
 	}
 }
+
+// lastCharTwin returns s with its last character replaced by one that a
+// lenient base64 decoder reads as the same bytes (only the unused low bits
+// differ), or false when s's length leaves no unused bits.
+func lastCharTwin(s string) (string, bool) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	if len(s)%4 != 2 && len(s)%4 != 3 {
+		return "", false
+	}
+	i := strings.IndexByte(alphabet, s[len(s)-1])
+	return s[:len(s)-1] + string(alphabet[i^1]), true
+}
+
+func TestLenientBase64Refused(t *testing.T) {
+	k := keys(t)
+	now := time.Now()
+	tok := k.SignInToken("alice", now)
+	payload, sig, _ := strings.Cut(tok, ".")
+	twin, ok := lastCharTwin(sig)
+	if !ok {
+		t.Fatalf("a %d-character signature has no unused bits", len(sig))
+	}
+	if _, err := k.CheckSignIn(payload+"."+twin, now); !errors.Is(err, session.ErrInvalid) {
+		t.Errorf("sign-in link with another last character: %v, want ErrInvalid", err)
+	}
+	if form, _ := lastCharTwin(k.SignInFormToken(tok)); k.CheckSignInFormToken(tok, form) {
+		t.Error("sign-in form token with another last character accepted")
+	}
+	// Go's decoders skip line breaks even when strict (found by FuzzVerify in shared/link).
+	if _, err := k.CheckSignIn(payload[:4]+"\n"+payload[4:]+"."+sig, now); !errors.Is(err, session.ErrInvalid) {
+		t.Errorf("sign-in link with a line break: %v, want ErrInvalid", err)
+	}
+	if form := k.SignInFormToken(tok); k.CheckSignInFormToken(tok, form[:3]+"\r\n"+form[3:]) {
+		t.Error("sign-in form token with a line break accepted")
+	}
+
+	r := httptest.NewRequest("GET", "http://127.0.0.1/", nil)
+	st := newSessions()
+	ck := start(t, k, st, r, "alice", now)
+	p, s, _ := strings.Cut(ck.Value, ".")
+	twin, _ = lastCharTwin(s)
+	r.AddCookie(&http.Cookie{Name: session.CookieName, Value: p + "." + twin})
+	if _, ok := from(k, st, r, now); ok {
+		t.Error("session cookie with another last character of its signature opened a session")
+	}
+	good := httptest.NewRequest("GET", "http://127.0.0.1/", nil)
+	good.AddCookie(ck)
+	sess, ok := from(k, st, good, now)
+	if !ok {
+		t.Fatal("the cookie itself was refused")
+	}
+	if form, _ := lastCharTwin(k.FormToken(sess)); k.CheckFormToken(sess, form) {
+		t.Error("session form token with another last character accepted")
+	}
+}

@@ -68,6 +68,13 @@ func TestInputLimitErrorNamesTheLimit(t *testing.T) {
 		sized(1_000_000):  "input is 1000000 bytes as canonical JSON: the limit of a step's input size is 65536 bytes (64 KiB)",
 		`{"a":1}{}`:       "not one JSON value",
 		`{"a":` + "\x00}": "not JSON",
+		// Found by FuzzCanonical: other JSON values passed as inputs.
+		`[]`:    "not a JSON object",
+		` [1] `: "not a JSON object",
+		`"rm"`:  "not a JSON object",
+		`null`:  "not a JSON object",
+		`12`:    "not a JSON object",
+		`false`: "not a JSON object",
 	} {
 		_, err := CheckInput(json.RawMessage(input))
 		if err == nil || !strings.Contains(err.Error(), want) {

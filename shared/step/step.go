@@ -71,6 +71,19 @@ type Amount struct {
 	Unit  string  `json:"unit"`
 }
 
+// ErrNegativeAmount refuses an amount below zero: a step's amount is what it
+// would spend, and a negative one would read as money coming back (and give
+// back budget if it were ever debited).
+var ErrNegativeAmount = errors.New("is below zero: a step's amount is what it would spend, 0 or more")
+
+// Check refuses an amount below zero; no amount is fine.
+func (a *Amount) Check() error {
+	if a != nil && a.Value < 0 {
+		return ErrNegativeAmount
+	}
+	return nil
+}
+
 // Canonical returns input as canonical JSON (sorted keys, no insignificant
 // space, numbers exactly as written, no HTML escaping) so that the same call
 // always has the same bytes, and the owner reads && and <, not \u0026 and \u003c.
@@ -151,8 +164,9 @@ func (e *InputLimitError) Error() string {
 }
 
 // CheckInput bounds a step's input (depth, keys and elements, canonical
-// size) in one streaming pass before anything else reads it, and returns
-// its canonical JSON; a crossed bound is an *InputLimitError.
+// size) in one streaming pass before anything else reads it, checks it is
+// a JSON object, and returns its canonical JSON; a crossed bound is an
+// *InputLimitError.
 func CheckInput(input json.RawMessage) ([]byte, error) {
 	if err := jsonlimit.Check(input, MaxInputDepth, MaxInputElements); err != nil {
 		var le *jsonlimit.Error
@@ -164,6 +178,9 @@ func CheckInput(input json.RawMessage) ([]byte, error) {
 	canonical, err := Canonical(input)
 	if err != nil {
 		return nil, err
+	}
+	if canonical[0] != '{' {
+		return nil, fmt.Errorf("step input is not a JSON object: a call's input is an object of its arguments")
 	}
 	if len(canonical) > MaxInputBytes {
 		return nil, &InputLimitError{Limit: "size", Max: MaxInputBytes, Size: len(canonical)}

@@ -48,7 +48,7 @@ func Summary(toolName string, input json.RawMessage) string {
 	}
 	if rest, ok := strings.CutPrefix(toolName, "mcp__"); ok {
 		if server, tool, ok := strings.Cut(rest, "__"); ok && server != "" && tool != "" {
-			return clip(fmt.Sprintf("call the tool %s of the MCP server %s", tool, server))
+			return clip(fmt.Sprintf("call the tool %s of the MCP server %s", oneLine(tool), oneLine(server)))
 		}
 	}
 	return ""
@@ -61,9 +61,10 @@ func pathSummary(prefix, value string) string {
 	return clip(prefix + value)
 }
 
-// oneLine folds line breaks and other control characters into spaces, so a
-// summary fits a subject line.
+// oneLine folds line breaks and other control characters into spaces, and
+// bytes that are not UTF-8 into U+FFFD, so a summary fits a subject line.
 func oneLine(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
 }
 

@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/useprickle/prickle/shared/session"
 )
 
 // Sign-in markers, in the directory table, make owners' sign-in links single use:
@@ -44,33 +46,53 @@ func (s *Store) UseSignIn(ctx context.Context, nonce string, expires time.Time) 
 	return first, nil
 }
 
-// SignInLinksPerWindow bounds the sign-in links one owner name can be sent
-// per SignInWindow, so the public form cannot flood an inbox or a channel.
-const (
-	SignInLinksPerWindow = 5
-	SignInWindow         = 15 * time.Minute
-)
-
-// AllowSignInRequest counts a request for a sign-in link for owner in the
-// current window and reports whether it is within the limit. It counts any
-// name the form is given, so the answer tells nothing about who is an owner:
+// AllowSignInRequest counts a request for a sign-in link for owner from
+// client (session.Client) in the current window and says which bound it
+// hit, if any. The client's counters come first and the name's last, so a
+// request refused for its client uses up nothing of the name's allowance.
+// It counts any name the form is given, so the answer tells nothing about
+// who is an owner:
 //
-//	rate  pk SIGNINRATE#<owner>  sk <window start>  requests, ttl
-func (s *Store) AllowSignInRequest(ctx context.Context, owner string, now time.Time) (bool, error) {
-	window := now.UTC().Truncate(SignInWindow)
+//	client  pk SIGNINCLIENT#<client>          sk <window start>  requests, ttl
+//	pair    pk SIGNINRATE#<owner>#<client>    sk <window start>  requests, ttl
+//	name    pk SIGNINRATE#<owner>             sk <window start>  requests, ttl
+func (s *Store) AllowSignInRequest(ctx context.Context, owner, client string, now time.Time) (session.SignInLimit, error) {
+	window := now.UTC().Truncate(session.SignInWindow)
+	for _, c := range []struct {
+		pk    string
+		max   int
+		limit session.SignInLimit
+	}{
+		{"SIGNINCLIENT#" + client, session.RequestsPerClient, session.ClientLimit},
+		{"SIGNINRATE#" + owner + "#" + client, session.LinksPerNamePerClient, session.NameFromClientLimit},
+		{"SIGNINRATE#" + owner, session.LinksPerName, session.NameLimit},
+	} {
+		within, err := s.countSignIn(ctx, c.pk, c.max, window)
+		if err != nil {
+			return session.WithinLimits, fmt.Errorf("count sign-in request for %s: %w", owner, err)
+		}
+		if !within {
+			return c.limit, nil
+		}
+	}
+	return session.WithinLimits, nil
+}
+
+// countSignIn adds one request to a window's counter unless it holds max already.
+func (s *Store) countSignIn(ctx context.Context, pk string, max int, window time.Time) (bool, error) {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.tables.Directory),
-		Key:                       directoryKey("SIGNINRATE#"+owner, sortableTime(window)),
+		Key:                       directoryKey(pk, sortableTime(window)),
 		UpdateExpression:          aws.String("ADD requests :one SET #type = :type, #ttl = :ttl"),
 		ConditionExpression:       aws.String("attribute_not_exists(requests) OR requests < :max"),
 		ExpressionAttributeNames:  map[string]string{"#type": "type", "#ttl": "ttl"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": numberValue(1), ":max": numberValue(SignInLinksPerWindow), ":type": stringValue("signin_rate"), ":ttl": numberValue(window.Add(SignInWindow + time.Hour).Unix())},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": numberValue(1), ":max": numberValue(int64(max)), ":type": stringValue("signin_rate"), ":ttl": numberValue(window.Add(session.SignInWindow + time.Hour).Unix())},
 	})
 	if _, limited := failedCondition(err); limited {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("count sign-in request for %s: %w", owner, err)
+		return false, err
 	}
 	return true, nil
 }

@@ -26,6 +26,16 @@ func move(t Task, by, action string, to State, waitingOn *string, note string, n
 	return Move{Task: next, Event: Event{At: now, By: by, Action: action, From: &from, To: to, Note: n}}
 }
 
+// CheckHandOff is the self rule of a new task: an agent may not hand a task
+// to itself, because the requester reviews what the assignee returns and no
+// agent accepts its own result. Another agent of the same owner is fine.
+func CheckHandOff(requester, assignee string) error {
+	if requester == assignee {
+		return Refusef("%s may not hand a task to itself: the requester reviews the assignee's result, and no agent accepts its own result; hand it to another agent of the project", requester)
+	}
+	return nil
+}
+
 // requireState refuses unless the task is in one of the allowed states, naming
 // the current state and what the tool would accept.
 func requireState(t Task, tool string, allowed ...State) error {
@@ -139,7 +149,8 @@ const (
 
 // Review applies the requester's verdict. An accepted result completes the
 // task, or goes to owner approval when the project requires it for this
-// deliverable type.
+// deliverable type; a caller who returned the result (a task from before
+// CheckHandOff, with the same requester and assignee) cannot accept it.
 func Review(t Task, caller, verdict, feedback string, needsOwnerApproval bool, now time.Time) (Move, error) {
 	if err := requireRole(t, "review_result", caller, "requester"); err != nil {
 		return Move{}, err
@@ -149,6 +160,9 @@ func Review(t Task, caller, verdict, feedback string, needsOwnerApproval bool, n
 	}
 	switch verdict {
 	case VerdictAccept:
+		if (t.Result != nil && t.Result.ReturnedBy == caller) || t.Assignee == caller {
+			return Move{}, Refusef("%s returned the result of task %s and may not accept it: no agent accepts its own result; review it with rework or reject, or cancel the task", caller, t.ID)
+		}
 		if needsOwnerApproval {
 			wait := WaitingOnOwnerApproval
 			return move(t, caller, ActionReviewAccept, Approval, &wait, feedback, now), nil

@@ -399,3 +399,30 @@ func TestDecideApproval(t *testing.T) {
 		})
 	}
 }
+
+// TestNoAgentAcceptsItsOwnResult: the self rule. An agent may not hand a
+// task to itself (it would review its own result), and review_result
+// cannot accept a result its caller returned, on a task stored before the
+// rule with the same requester and assignee; rework and reject stay open
+// there so such a task can still be ended or sent back.
+func TestNoAgentAcceptsItsOwnResult(t *testing.T) {
+	if err := task.CheckHandOff(requester, assignee); err != nil {
+		t.Errorf("hand-off to another agent refused: %v", err)
+	}
+	if err := task.CheckHandOff("alice/writer", "alice/builder"); err != nil {
+		t.Errorf("hand-off to another agent of the same owner refused: %v", err)
+	}
+	assertRefusal(t, task.CheckHandOff(requester, requester), "alice/writer may not hand a task to itself: the requester reviews the assignee's result, and no agent accepts its own result; hand it to another agent of the project")
+
+	self := inState(task.Verifying)
+	self.Assignee = requester
+	self.Result = &task.Result{Summary: "done", ReturnedBy: requester}
+	_, err := task.Review(self, requester, "accept", "", false, now)
+	assertRefusal(t, err, "alice/writer returned the result of task tsk_1 and may not accept it: no agent accepts its own result; review it with rework or reject, or cancel the task")
+	if _, err := task.Review(self, requester, "reject", "I should not review myself", false, now); err != nil {
+		t.Errorf("reject of an own result refused: %v", err)
+	}
+	if _, err := task.Review(self, requester, "rework", "again", false, now); err != nil {
+		t.Errorf("rework of an own result refused: %v", err)
+	}
+}

@@ -2,9 +2,11 @@ package team_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
 )
 
@@ -31,5 +33,31 @@ func TestRequestStepRefusesInputsOverTheBounds(t *testing.T) {
 	got, _ := r.store.Task(ctx, r.task.ID)
 	if len(steps) != 0 || got.State != r.task.State {
 		t.Fatalf("refused inputs left %d steps and task %s; want none and %s", len(steps), got.State, r.task.State)
+	}
+}
+
+// TestRequestStepRefusesANegativeAmount: a step cannot spend less than
+// nothing (a negative amount would read as money coming back); zero and
+// positive amounts are asked as before.
+func TestRequestStepRefusesANegativeAmount(t *testing.T) {
+	r := newStepRoom(t)
+	for _, v := range []float64{-0.000001, -5, -1e300} {
+		in := push(pushInput)
+		in.Kind, in.Amount = "spending", &step.Amount{Value: v, Unit: "USD"}
+		_, err := r.svc.RequestStep(ctx, r.run, in)
+		var refusal *task.Refusal
+		if !errors.As(err, &refusal) || !strings.Contains(err.Error(), "amount.value is below zero") {
+			t.Errorf("amount %v: %v, want a refusal naming amount.value", v, err)
+		}
+	}
+	if steps, _ := r.store.StepsForTask(ctx, r.task.ID); len(steps) != 0 {
+		t.Fatalf("refused amounts left %d steps", len(steps))
+	}
+	for _, v := range []float64{0, 5} {
+		in := push(fmt.Sprintf(`{"command":"pay %v"}`, v))
+		in.Kind, in.Amount = "spending", &step.Amount{Value: v, Unit: "USD"}
+		if _, err := r.svc.RequestStep(ctx, r.run, in); err != nil {
+			t.Errorf("amount %v: %v, want asked", v, err)
+		}
 	}
 }

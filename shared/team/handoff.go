@@ -17,6 +17,9 @@ func (s *Service) HandOffTask(ctx context.Context, c identity.Caller, in HandOff
 	if err := s.joined(ctx, c, in.Project); err != nil {
 		return TaskOutput{}, err
 	}
+	if err := task.CheckHandOff(c.Agent, in.Assignee); err != nil {
+		return TaskOutput{}, err
+	}
 	assignee, err := s.Store.Agent(ctx, in.Assignee)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return TaskOutput{}, fmt.Errorf("load assignee %s: %w", in.Assignee, err)

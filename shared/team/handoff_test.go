@@ -211,3 +211,16 @@ func TestRunTokenWritesOnlyItsOwnTask(t *testing.T) {
 		}
 	})
 }
+
+// TestHandOffToYourselfRefused: the self rule at the door; nothing is stored.
+func TestHandOffToYourselfRefused(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.svc.HandOffTask(ctx, bob, team.HandOffInput{Project: "website-v2", Assignee: bob.Agent, Packet: team.PacketInput{
+		Task: "x", DeliverableType: "answer", AcceptanceCriteria: []string{"y"},
+	}})
+	wantRefusal(t, err, "bob/reviewer may not hand a task to itself: the requester reviews the assignee's result, and no agent accepts its own result; hand it to another agent of the project")
+	page, _ := f.store.ListTasks(ctx, team.TaskQuery{Project: "website-v2", Limit: 100})
+	if len(page.Tasks) != 0 {
+		t.Errorf("a refused hand-off stored %d tasks", len(page.Tasks))
+	}
+}

@@ -61,13 +61,7 @@ func (s *Service) ReadRoom(ctx context.Context, c identity.Caller, in ReadRoomIn
 func (s *Service) GetTask(ctx context.Context, c identity.Caller, in GetTaskInput) (GetTaskOutput, error) {
 	// The task and its history share a partition: one read brings both.
 	t, h, err := s.Store.TaskWithHistory(ctx, in.TaskID)
-	if errors.Is(err, ErrNotFound) {
-		return GetTaskOutput{}, task.Refusef("no task %s in a project of %s", in.TaskID, c.Agent)
-	}
-	if err != nil {
-		return GetTaskOutput{}, fmt.Errorf("load task %s: %w", in.TaskID, err)
-	}
-	if err := s.visible(ctx, c, t); err != nil {
+	if err := s.visible(ctx, c, in.TaskID, t, err); err != nil {
 		return GetTaskOutput{}, err
 	}
 	if h == nil {

@@ -71,22 +71,29 @@ func (s *Service) now() time.Time {
 }
 
 // joined refuses a project the caller does not belong to, which looks
-// exactly like one that does not exist. The memberships come with the
-// caller's token; a token stored without them falls back to reading the
-// agent.
+// exactly like one that does not exist.
 func (s *Service) joined(ctx context.Context, c identity.Caller, slug string) error {
-	projects := c.Projects
-	if !c.ProjectsKnown {
-		a, err := s.Store.Agent(ctx, c.Agent)
-		if err != nil {
-			return fmt.Errorf("load caller %s: %w", c.Agent, err)
-		}
-		projects = a.Projects
+	projects, err := s.memberships(ctx, c)
+	if err != nil {
+		return err
 	}
 	if !slices.Contains(projects, slug) {
 		return task.Refusef("no project %s that %s belongs to", slug, c.Agent)
 	}
 	return nil
+}
+
+// memberships are the caller's projects. They come with the caller's token;
+// a token stored without them falls back to reading the agent.
+func (s *Service) memberships(ctx context.Context, c identity.Caller) ([]string, error) {
+	if c.ProjectsKnown {
+		return c.Projects, nil
+	}
+	a, err := s.Store.Agent(ctx, c.Agent)
+	if err != nil {
+		return nil, fmt.Errorf("load caller %s: %w", c.Agent, err)
+	}
+	return a.Projects, nil
 }
 
 // project reads a project's settings; a missing one is refused as if the
@@ -106,23 +113,27 @@ func (s *Service) project(ctx context.Context, c identity.Caller, slug string) (
 // to. Any other task is reported as not found, so outsiders learn nothing.
 func (s *Service) visibleTask(ctx context.Context, c identity.Caller, id string) (task.Task, error) {
 	t, err := s.Store.Task(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		return task.Task{}, task.Refusef("no task %s in a project of %s", id, c.Agent)
-	}
-	if err != nil {
-		return task.Task{}, fmt.Errorf("load task %s: %w", id, err)
-	}
-	return t, s.visible(ctx, c, t)
+	return t, s.visible(ctx, c, id, t, err)
 }
 
-// visible refuses a loaded task the caller may not see as not found.
-func (s *Service) visible(ctx context.Context, c identity.Caller, t task.Task) error {
-	err := s.joined(ctx, c, t.Project)
-	var refusal *task.Refusal
-	if errors.As(err, &refusal) {
-		return task.Refusef("no task %s in a project of %s", t.ID, c.Agent)
+// visible decides whether the caller may see task id, given what loading it
+// returned (t, loadErr). A task that does not exist and one of a project the
+// caller is not in take the same path, the same reads (the memberships are
+// resolved either way) and the same refusal, so neither the answer nor the
+// work behind it tells an outsider whether the id exists.
+func (s *Service) visible(ctx context.Context, c identity.Caller, id string, t task.Task, loadErr error) error {
+	found := loadErr == nil
+	if !found && !errors.Is(loadErr, ErrNotFound) {
+		return fmt.Errorf("load task %s: %w", id, loadErr)
 	}
-	return err
+	projects, err := s.memberships(ctx, c)
+	if err != nil {
+		return err
+	}
+	if !found || !slices.Contains(projects, t.Project) {
+		return task.Refusef("no task %s in a project of %s", id, c.Agent)
+	}
+	return nil
 }
 
 // taskProject is the settings of a visible task's project, refused as the

@@ -39,6 +39,9 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 	if t.State != task.Accepted && t.State != task.Working && t.State != task.Waiting {
 		return RequestStepOutput{}, task.Refusef("task %s is %s; request_step needs accepted, working or waiting", t.ID, t.State)
 	}
+	if err := in.Amount.Check(); err != nil {
+		return RequestStepOutput{}, task.Refusef("amount.value %v; nothing was stored or sent", err)
+	}
 	input := in.Input
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)

@@ -38,6 +38,11 @@ type page struct {
 	Until     string
 	// Grant is what the form offers besides "approve once", for a step.
 	Grant grantChoice
+	// WhoDecides states the rule of who may decide with this link.
+	WhoDecides string
+	// SignInAs, on a shared link nobody signed in to, is the owner to sign
+	// in as before deciding; Next is the page to come back to.
+	SignInAs, Next string
 }
 
 // Choice feeds the grant-choice template of the decide form.
@@ -224,13 +229,21 @@ func (h *Handler) showApproval(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	g, me := h.linkGate(r, c)
+	if g == gateOther {
+		h.otherOwner(w, r, c, me)
+		return
+	}
 	done := r.URL.Query().Get("done") == "1"
 	p, err := h.load(r.Context(), c)
 	if err != nil {
 		h.loadFailed(w, r, err)
 		return
 	}
-	if p.CanDecide {
+	p.WhoDecides = whoDecides(c)
+	if p.CanDecide && g == gateSignIn {
+		p.CanDecide, p.SignInAs, p.Next = false, c.Owner, "a/"+token
+	} else if p.CanDecide {
 		p.FormToken = h.cfg.Signer.FormToken(token)
 	} else if done && strings.HasPrefix(p.Decided, "Already decided by") {
 		p.Heading = "Your decision is recorded"
@@ -274,6 +287,22 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	c, token, ok := h.verify(w, r)
 	if !ok {
+		return
+	}
+	switch g, me := h.linkGate(r, c); g {
+	case gateOther:
+		h.otherOwner(w, r, c, me)
+		return
+	case gateSignIn:
+		infoOf(r).outcome = "needs_sign_in"
+		p, err := h.load(r.Context(), c)
+		if err != nil {
+			h.loadFailed(w, r, err)
+			return
+		}
+		p.WhoDecides, p.CanDecide, p.SignInAs, p.Next = whoDecides(c), false, c.Owner, "a/"+token
+		p.Notice, p.NoticeClass = fmt.Sprintf("Nothing was decided: this link was shared, so it decides only with %[1]s signed in. Sign in as %[1]s, then decide.", c.Owner), "warn"
+		h.render(w, r, http.StatusForbidden, "approval.html", p)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)

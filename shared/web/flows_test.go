@@ -113,7 +113,7 @@ func (e *env) resultAwaitingApproval(taskID string) task.Task {
 }
 
 func (e *env) stepLink(s step.Step) string {
-	return e.srv.URL + "/a/" + signer.Sign(link.ForStep(s.TaskID, s.ID, "alice", s.ExpiresAt))
+	return e.srv.URL + "/a/" + signer.Sign(link.ForStep(s.TaskID, s.ID, "alice", s.ExpiresAt).DeliveredBy(link.ViaEmail))
 }
 
 func (e *env) resultLink(taskID string) string {
@@ -121,7 +121,7 @@ func (e *env) resultLink(taskID string) string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return e.srv.URL + "/a/" + signer.Sign(link.ForResult(taskID, task.ResultRound(tk), "alice", time.Now()))
+	return e.srv.URL + "/a/" + signer.Sign(link.ForResult(taskID, task.ResultRound(tk), "alice", time.Now()).DeliveredBy(link.ViaEmail))
 }
 
 type response struct {
@@ -288,7 +288,7 @@ func runFlows(t *testing.T, newStore func(t *testing.T) team.Store) {
 		s := e.pendingStep("tsk_tampered")
 		good := e.stepLink(s)
 		page := e.get(good)
-		forged := signer.Sign(link.ForStep(s.TaskID, s.ID, "alice", s.ExpiresAt))
+		forged := signer.Sign(link.ForStep(s.TaskID, s.ID, "alice", s.ExpiresAt).DeliveredBy(link.ViaEmail))
 		payload, sig, _ := strings.Cut(forged, ".")
 		otherOwner := strings.Replace(payload, payload[len(payload)-4:], "AAAA", 1) + "." + sig
 		for _, u := range []string{e.srv.URL + "/a/" + otherOwner, e.srv.URL + "/a/not-a-token", good + "x"} {
@@ -330,7 +330,7 @@ func runFlows(t *testing.T, newStore func(t *testing.T) team.Store) {
 		if r := e.post(u, "", "approve", ""); r.status != http.StatusForbidden {
 			t.Errorf("POST without csrf = %d", r.status)
 		}
-		other := signer.Sign(link.ForStep(s.TaskID, s.ID, "alice", s.ExpiresAt))
+		other := signer.Sign(link.ForStep(s.TaskID, s.ID, "alice", s.ExpiresAt).DeliveredBy(link.ViaEmail))
 		if r := e.post(u, signer.FormToken(other), "approve", ""); r.status != http.StatusForbidden {
 			t.Errorf("POST with another link's csrf = %d", r.status)
 		}

@@ -42,3 +42,7 @@ func realRoom(t *testing.T) roomBackend {
 func TestOwnersOnTheRealStore(t *testing.T) {
 	runOwners(t, realRoom)
 }
+
+func TestWhoMayDecideOnTheRealStore(t *testing.T) {
+	runWhoMayDecide(t, realRoom)
+}

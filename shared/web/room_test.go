@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"io"
 	"log/slog"
@@ -107,14 +108,27 @@ func (f *fakeRoom) OwnerProjects(_ context.Context, owner string) ([]string, err
 	return slices.Compact(out), nil
 }
 
-func (f *fakeRoom) AllowSignInRequest(_ context.Context, owner string, _ time.Time) (bool, error) {
+func (f *fakeRoom) AllowSignInRequest(_ context.Context, owner, client string, _ time.Time) (session.SignInLimit, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.asked == nil {
 		f.asked = map[string]int{}
 	}
-	f.asked[owner]++
-	return f.asked[owner] <= 5, nil
+	for _, c := range []struct {
+		key   string
+		max   int
+		limit session.SignInLimit
+	}{
+		{"client " + client, session.RequestsPerClient, session.ClientLimit},
+		{"pair " + owner + " " + client, session.LinksPerNamePerClient, session.NameFromClientLimit},
+		{"name " + owner, session.LinksPerName, session.NameLimit},
+	} {
+		if f.asked[c.key] >= c.max {
+			return c.limit, nil
+		}
+		f.asked[c.key]++
+	}
+	return session.WithinLimits, nil
 }
 
 func (f *fakeRoom) UseSignIn(_ context.Context, nonce string, _ time.Time) (bool, error) {
@@ -180,7 +194,12 @@ func newRoomEnv(t *testing.T, st roomBackend) *roomEnv {
 	box := outbox.New()
 	e := &roomEnv{t: t, store: st, svc: svc, clock: c, box: box}
 	var h http.Handler
-	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a := r.Header.Get(testClientHeader); a != "" {
+			r.RemoteAddr = a // the source address API Gateway would report for this browser
+		}
+		h.ServeHTTP(w, r)
+	}))
 	// Sign-in links travel as notify does it in the cloud: web publishes
 	// Sign-in Requested, the notifier mints the link and sends it.
 	notifier := &notify.Notifier{Owners: st, Ledger: &memLedger{sent: map[string]bool{}}, Mail: box, Slack: box, Signer: signer, BaseURL: e.srv.URL, Now: c.now, Log: slog.New(slog.DiscardHandler)}
@@ -201,9 +220,20 @@ type roomResp struct {
 type browser struct {
 	e       *roomEnv
 	cookies map[string]*http.Cookie
+	addr    string // the source address the server sees; empty: loopback
 }
 
 func (e *roomEnv) browser() *browser { return &browser{e: e, cookies: map[string]*http.Cookie{}} }
+
+// from is a browser on another network: the server sees addr as its source.
+func (e *roomEnv) from(addr string) *browser {
+	b := e.browser()
+	b.addr = addr
+	return b
+}
+
+// testClientHeader carries a test browser's source address to the test server.
+const testClientHeader = "X-Test-Remote-Addr"
 
 func (b *browser) do(method, path string, form url.Values) roomResp {
 	b.e.t.Helper()
@@ -217,6 +247,9 @@ func (b *browser) do(method, path string, form url.Values) roomResp {
 	}
 	for _, c := range b.cookies {
 		req.AddCookie(c)
+	}
+	if b.addr != "" {
+		req.Header.Set(testClientHeader, b.addr)
 	}
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(req)
@@ -237,7 +270,10 @@ func (b *browser) do(method, path string, form url.Values) roomResp {
 
 func (b *browser) get(path string) roomResp { return b.do(http.MethodGet, path, nil) }
 
-var roomCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+var (
+	roomCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+	roomNext = regexp.MustCompile(`name="next" value="([^"]+)"`)
+)
 
 func formToken(t *testing.T, r roomResp) string {
 	t.Helper()
@@ -329,6 +365,55 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		}
 		if n := len(e.box.List()); n != 10 {
 			t.Errorf("outbox holds %d messages; want 10 (5 links to alice by email and Slack, none to mallory)", n)
+		}
+	})
+	t.Run("sign-in: a stranger's requests stop the stranger, not the owner; the name's own bound still holds", func(t *testing.T) {
+		e := newRoomEnv(t, newStore(t))
+		ask := func(b *browser, name string) roomResp {
+			return b.do(http.MethodPost, "/signin", url.Values{"owner": {name}})
+		}
+		stranger := e.from("203.0.113.7:40000")
+		for i := 1; i <= session.LinksPerNamePerClient; i++ {
+			if got := ask(stranger, "alice"); got.status != http.StatusOK {
+				t.Fatalf("stranger's request %d for alice: %d", i, got.status)
+			}
+		}
+		if got := ask(stranger, "alice"); got.status != http.StatusTooManyRequests || !strings.Contains(got.text, "Too many sign-in links were asked for alice from your network") {
+			t.Fatalf("stranger's 6th request for alice: %d:\n%s", got.status, got.text)
+		}
+		before := len(e.box.List())
+		if got := ask(e.from("198.51.100.2:50000"), "alice"); got.status != http.StatusOK || !strings.Contains(got.text, "a sign-in link is on its way") {
+			t.Fatalf("alice's own request after the stranger's: %d:\n%s", got.status, got.text)
+		}
+		if len(e.box.List()) == before {
+			t.Fatal("alice's own request sent no link")
+		}
+		// Every client together: the name is sent at most LinksPerName links per window.
+		sent := session.LinksPerNamePerClient + 1
+		for c := 0; sent < session.LinksPerName; c++ {
+			b := e.from(fmt.Sprintf("192.0.2.%d:1", c+10))
+			for i := 0; i < session.LinksPerNamePerClient && sent < session.LinksPerName; i++ {
+				if got := ask(b, "alice"); got.status != http.StatusOK {
+					t.Fatalf("link %d for alice from client %d: %d", sent+1, c, got.status)
+				}
+				sent++
+			}
+		}
+		if got := ask(e.from("192.0.2.200:1"), "alice"); got.status != http.StatusTooManyRequests || !strings.Contains(got.text, "Too many sign-in links were asked for alice in the last minutes") {
+			t.Fatalf("link %d for alice from a fresh client: %d:\n%s", session.LinksPerName+1, got.status, got.text)
+		}
+		// One client, many names: bounded too; addresses of one IPv6 /64 are one client.
+		for i := 0; i < session.RequestsPerClient; i++ {
+			addr := fmt.Sprintf("[2001:db8:7:7::%x]:1", i+1)
+			if got := ask(e.from(addr), fmt.Sprintf("name-%d", i)); got.status != http.StatusOK {
+				t.Fatalf("request %d from the /64: %d", i+1, got.status)
+			}
+		}
+		if got := ask(e.from("[2001:db8:7:7:ffff::1]:1"), "bob"); got.status != http.StatusTooManyRequests || !strings.Contains(got.text, "from your network") {
+			t.Fatalf("request %d from the /64: %d:\n%s", session.RequestsPerClient+1, got.status, got.text)
+		}
+		if got := ask(e.from("[2001:db8:7:8::1]:1"), "bob"); got.status != http.StatusOK {
+			t.Fatalf("bob from the next /64: %d", got.status)
 		}
 	})
 	t.Run("sign-in: a link by email and Slack, GET changes nothing, POST signs in once, the cookie is right", func(t *testing.T) {

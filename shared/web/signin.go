@@ -30,9 +30,9 @@ type RoomStore interface {
 	Owner(ctx context.Context, name string) (admin.Owner, error)
 	// OwnerProjects lists the projects the owner's agents belong to.
 	OwnerProjects(ctx context.Context, owner string) ([]string, error)
-	// AllowSignInRequest counts a sign-in link asked for a name and says
-	// whether it is within the per-name limit.
-	AllowSignInRequest(ctx context.Context, owner string, now time.Time) (bool, error)
+	// AllowSignInRequest counts a sign-in link asked for a name from a
+	// client (session.Client) and says which bound it hit, if any.
+	AllowSignInRequest(ctx context.Context, owner, client string, now time.Time) (session.SignInLimit, error)
 	ProjectGrants(ctx context.Context, project string) ([]grant.Grant, error)
 	ProjectBudgets(ctx context.Context, project string) ([]budget.Budget, error)
 	ProjectSpend(ctx context.Context, project, day string) ([]budget.Spend, error)
@@ -134,16 +134,25 @@ func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusBadRequest, "signin.html", v)
 		return
 	}
-	if allowed, err := h.allowSignIn(r.Context(), name); err != nil || !allowed {
+	if limit, err := h.allowSignIn(r.Context(), name, session.Client(r)); err != nil || limit != session.WithinLimits {
 		if err != nil {
 			h.cfg.Log.ErrorContext(r.Context(), "sign-in rate check failed", "error", err.Error())
 		}
 		infoOf(r).outcome = "rate_limited"
-		v.Heading, v.Notice, v.NoticeClass = "Sign in to Prickle", fmt.Sprintf("Too many sign-in links were asked for %s in the last minutes. Wait a quarter of an hour, or use a link already sent.", name), "warn"
+		asked := map[session.SignInLimit]string{
+			session.ClientLimit:         "from your network",
+			session.NameFromClientLimit: "for " + name + " from your network",
+			session.NameLimit:           "for " + name,
+		}[limit]
+		if asked == "" {
+			asked = "for " + name // the check failed: refuse as the name's bound does
+		}
+		v.Heading, v.Notice, v.NoticeClass = "Sign in to Prickle", fmt.Sprintf("Too many sign-in links were asked %s in the last minutes. Wait a quarter of an hour, or use a link already sent.", asked), "warn"
 		h.render(w, r, http.StatusTooManyRequests, "signin.html", v)
 		return
 	}
 	infoOf(r).outcome = "link_requested"
+	rememberNext(w, r, r.PostForm.Get("next"))
 	if err := h.sendSignInLink(r.Context(), name); err != nil {
 		h.cfg.Log.ErrorContext(r.Context(), "sign-in link not sent", "owner", name, "error", err.Error())
 	}
@@ -152,12 +161,12 @@ func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "signin.html", v)
 }
 
-// allowSignIn applies the per-name limit on sign-in links.
-func (h *Handler) allowSignIn(ctx context.Context, name string) (bool, error) {
+// allowSignIn applies the per-client and per-name bounds on sign-in links.
+func (h *Handler) allowSignIn(ctx context.Context, name, client string) (session.SignInLimit, error) {
 	if h.room == nil {
-		return false, errors.New("sign-in is not configured (no room store)")
+		return session.NameLimit, errors.New("sign-in is not configured (no room store)")
 	}
-	return h.room.AllowSignInRequest(ctx, name, h.now())
+	return h.room.AllowSignInRequest(ctx, name, client, h.now())
 }
 
 // sendSignInLink asks notify, over the event bus, to send the owner a
@@ -246,7 +255,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, ck)
 	infoOf(r).outcome = "signed_in"
-	w.Header().Set("Location", rootOf(r.URL.Path))
+	w.Header().Set("Location", rootOf(r.URL.Path)+takeNext(w, r))
 	w.WriteHeader(http.StatusSeeOther)
 }
 

@@ -195,6 +195,53 @@ describe('pages: sign-in, Team Pulse, board, task page, tool reference', { skip:
     await context.close();
   });
 
+  test("a Slack link decides only with its owner signed in: the channel sees a sign-in button, bob is refused, alice signs in from the page, comes back and approves", async () => {
+    const run = admin(['start-run', '--agent', 'alice/writer', '--task', 'example-task-id']);
+    const j = await mcp(run.run_token, 'request_step', { tool_name: 'Bash', input: { command: `git push origin release-${uniq('slack')}` }, kind: 'outbound', target: 'origin', reason: 'Ship the release.' });
+    const out = JSON.parse(j.result.content[0].text);
+    assert.equal(out.status, 'pending', JSON.stringify(out));
+    const claims = (u) => JSON.parse(Buffer.from(u.split('/a/')[1].split('.')[0], 'base64url').toString('utf8'));
+    let slackLink;
+    for (let i = 0; i < 60 && !slackLink; i++) {
+      slackLink = (await outbox()).map((m) => m.channel === 'slack' && m.links?.[0]?.startsWith(`${base}/a/`) ? m.links[0] : null).find((u) => u && claims(u).step_id === out.step_id);
+      if (!slackLink) await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.ok(slackLink, `no Slack message with a link for ${out.step_id}`);
+    assert.equal(claims(slackLink).via, 'slack');
+
+    const channel = await browser.newContext({ viewport: PHONE });
+    const seen = await channel.newPage();
+    assert.equal((await seen.goto(slackLink)).status(), 200);
+    assert.match(await seen.locator('#who-decides').innerText(), /posted to alice's Slack channel.*decides only with alice signed in/);
+    assert.equal(await seen.locator('#decide').count(), 0, 'no decide form for the channel');
+    assert.equal(await seen.locator('#signin-to-decide').count(), 1);
+    await seen.screenshot({ path: resolve(SHOTS, 'pages-slack-link-sign-in-390x844.png'), fullPage: true });
+    await channel.close();
+
+    const bob = await signedIn('bob');
+    const refused = await bob.page.goto(slackLink);
+    assert.equal(refused.status(), 403);
+    assert.match(await bob.page.locator('h1').innerText(), /This link is alice's to decide/);
+    assert.doesNotMatch(await bob.page.content(), /git push origin release/);
+    await bob.context.close();
+
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    await page.goto(slackLink);
+    const before = (await outbox()).length;
+    await Promise.all([page.waitForURL(/\/signin$/), page.locator('#send-signin').click()]);
+    assert.match(await page.locator('#notice').innerText(), /sign-in link is on its way/);
+    const mail = (await outbox()).slice(before).find((m) => m.channel === 'email' && m.to === EMAIL.alice);
+    assert.ok(mail, 'no sign-in email to alice');
+    await page.goto(mail.links.find((l) => l.includes('/signin/')));
+    await Promise.all([page.waitForURL(slackLink), page.locator('#signin-button').click()]);
+    await Promise.all([page.waitForURL(/done=1/), page.locator('#approve').click()]);
+    assert.match(await page.locator('#decided').innerText(), /Already decided by alice/);
+    const after = await accepted(tokens['alice/writer'], 'get_task', { task_id: 'example-task-id' });
+    assert.equal(after.task.waiting_on, null);
+    await context.close();
+  });
+
   test('a used, an expired or a tampered sign-in link is refused', async () => {
     const context = await browser.newContext({ viewport: PHONE });
     const page = await context.newPage();
