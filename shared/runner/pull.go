@@ -45,7 +45,7 @@ type Puller struct {
 	WaitSeconds int
 	HTTP        *http.Client
 	Runner      interface {
-		Offer(w wake.Payload, via string, ack Ack) bool
+		Offer(w wake.Payload, via string, ack Ack) Offered
 		Free() int
 	}
 	Log *slog.Logger
@@ -57,7 +57,7 @@ type Puller struct {
 
 // NewPuller builds a Puller whose HTTP timeout outlasts the long poll.
 func NewPuller(baseURL, token string, waitSeconds int, r interface {
-	Offer(w wake.Payload, via string, ack Ack) bool
+	Offer(w wake.Payload, via string, ack Ack) Offered
 	Free() int
 }, log *slog.Logger) *Puller {
 	return &Puller{BaseURL: baseURL, Token: token, WaitSeconds: waitSeconds, Runner: r, Log: log,

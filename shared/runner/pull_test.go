@@ -23,7 +23,7 @@ type pullRunner struct {
 	ackErr []error
 }
 
-func (p *pullRunner) Offer(w wake.Payload, _ string, ack Ack) bool {
+func (p *pullRunner) Offer(w wake.Payload, _ string, ack Ack) Offered {
 	p.mu.Lock()
 	p.got = append(p.got, w)
 	p.mu.Unlock()
@@ -31,7 +31,7 @@ func (p *pullRunner) Offer(w wake.Payload, _ string, ack Ack) bool {
 	p.mu.Lock()
 	p.ackErr = append(p.ackErr, err)
 	p.mu.Unlock()
-	return true
+	return Taken
 }
 
 func (p *pullRunner) Free() int { return p.free }

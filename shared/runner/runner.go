@@ -92,10 +92,20 @@ func (r *Runner) Start(ctx context.Context) error {
 // Wait blocks until every run the runner started has ended and been recorded.
 func (r *Runner) Wait() { r.wg.Wait() }
 
-// Offer takes a wake-up from via ("webhook" or "pull"). It returns false
-// when the delivery was already taken (the same run id): it is not run
-// again, and a new ack (a redelivered claim) is acknowledged once its run has started.
-func (r *Runner) Offer(w wake.Payload, via string, ack Ack) bool {
+// Offered says what became of a wake-up offered to the runner.
+type Offered int
+
+// What Offer did with a wake-up.
+const (
+	Taken    Offered = iota // new: its run starts now or after its task's running run
+	Repeated                // already taken (the same run id): not run again
+	Stopping                // the runner is stopping: not taken, the sender should retry later
+)
+
+// Offer takes a wake-up from via ("webhook" or "pull"). A delivery already
+// taken (the same run id) is not run again, and a new ack (a redelivered
+// claim) is acknowledged once its run has started.
+func (r *Runner) Offer(w wake.Payload, via string, ack Ack) Offered {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := time.Now()
@@ -113,22 +123,22 @@ func (r *Runner) Offer(w wake.Payload, via string, ack Ack) bool {
 				d.ack = ack
 			}
 		}
-		return false
+		return Repeated
+	}
+	if r.ctx.Err() != nil {
+		r.Out.Warn("runner is stopping; wake-up not taken", "task", w.TaskID, "run", w.RunID, "via", via)
+		return Stopping
 	}
 	d := &delivery{w: w, via: via, ack: ack, at: now}
 	r.seen[w.RunID] = d
 	r.Out.Info("wake-up", "task", w.TaskID, "run", w.RunID, "reason", w.Reason, "resumes_run", w.ResumesRun, "via", via)
-	if r.ctx.Err() != nil {
-		r.Out.Warn("runner is stopping; wake-up not run", "task", w.TaskID, "run", w.RunID)
-		return true
-	}
 	if r.running[w.TaskID] {
 		r.Out.Info("run waits: its task has a run going", "task", w.TaskID, "run", w.RunID)
 		r.waiting[w.TaskID] = append(r.waiting[w.TaskID], d)
-		return true
+		return Taken
 	}
 	r.launch(d)
-	return true
+	return Taken
 }
 
 // launch starts d's run; r.mu is held.

@@ -102,15 +102,15 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func TestRunnerOneRunPerDelivery(t *testing.T) {
 	r, _, dir, _ := testRunner(t, `echo x >> out/$PRICKLE_RUN_ID; touch own/$PRICKLE_TASK_ID`, 2, time.Minute)
-	if !r.Offer(payload("t1", "run_a"), "webhook", nil) {
-		t.Fatal("a new delivery is taken")
+	if got := r.Offer(payload("t1", "run_a"), "webhook", nil); got != Taken {
+		t.Fatalf("a new delivery: %v, want Taken", got)
 	}
-	if r.Offer(payload("t1", "run_a"), "webhook", nil) {
-		t.Error("a replay is not taken again")
+	if got := r.Offer(payload("t1", "run_a"), "webhook", nil); got != Repeated {
+		t.Errorf("a replay: %v, want Repeated", got)
 	}
 	r.Wait()
-	if r.Offer(payload("t1", "run_a"), "webhook", nil) {
-		t.Error("a replay after the run is not taken again")
+	if got := r.Offer(payload("t1", "run_a"), "webhook", nil); got != Repeated {
+		t.Errorf("a replay after the run: %v, want Repeated", got)
 	}
 	r.Wait()
 	b, _ := os.ReadFile(filepath.Join(dir, "out", "run_a"))
@@ -248,7 +248,11 @@ func TestRunnerStopsRuns(t *testing.T) {
 	if rec := records(t, dir); len(rec) != 1 || !strings.Contains(rec[0], `"stopped":true`) {
 		t.Errorf("record %v", rec)
 	}
-	if r.Offer(payload("t2", "run_t"), "webhook", nil); len(records(t, dir)) != 1 {
+	if got := r.Offer(payload("t2", "run_t"), "webhook", nil); got != Stopping {
+		t.Errorf("offered to a stopped runner: %v, want Stopping", got)
+	}
+	r.Wait()
+	if len(records(t, dir)) != 1 {
 		t.Error("a stopped runner started a run")
 	}
 }

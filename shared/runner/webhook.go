@@ -20,14 +20,14 @@ const maxWebhookBody = 16 << 10
 type WebhookHandler struct {
 	Secret string
 	Runner interface {
-		Offer(w wake.Payload, via string, ack Ack) bool
+		Offer(w wake.Payload, via string, ack Ack) Offered
 	}
 	Now func() time.Time
 	Log *slog.Logger
 }
 
 // ServeHTTP answers 202 for a new wake-up, 200 for one already taken (not
-// run again), 401 for a bad or stale signature, 400 for a body that is not
+// run again), 503 while the runner stops (Prickle retries), 401 for a bad or stale signature, 400 for a body that is not
 // a wake payload, 405 for other methods, 413 for a body over 16 KiB.
 func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -58,10 +58,14 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "body is not a wake payload {task_id, run_id, run_token, reason, resumes_run}", http.StatusBadRequest)
 		return
 	}
-	if !h.Runner.Offer(p, "webhook", nil) {
+	switch h.Runner.Offer(p, "webhook", nil) {
+	case Repeated:
 		w.WriteHeader(http.StatusOK)
 		_, _ = io.WriteString(w, "already taken; not run again\n")
-		return
+	case Stopping:
+		w.Header().Set("Retry-After", "30")
+		http.Error(w, "the runner is stopping; retry later", http.StatusServiceUnavailable)
+	default:
+		w.WriteHeader(http.StatusAccepted)
 	}
-	w.WriteHeader(http.StatusAccepted)
 }

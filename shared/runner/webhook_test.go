@@ -14,16 +14,22 @@ import (
 )
 
 // offers records what the webhook hands on; a run id is taken once.
-type offers struct{ got []wake.Payload }
+type offers struct {
+	got      []wake.Payload
+	stopping bool
+}
 
-func (o *offers) Offer(w wake.Payload, _ string, _ Ack) bool {
+func (o *offers) Offer(w wake.Payload, _ string, _ Ack) Offered {
+	if o.stopping {
+		return Stopping
+	}
 	for _, p := range o.got {
 		if p.RunID == w.RunID {
-			return false
+			return Repeated
 		}
 	}
 	o.got = append(o.got, w)
-	return true
+	return Taken
 }
 
 func TestWebhookHandler(t *testing.T) {
@@ -70,5 +76,11 @@ func TestWebhookHandler(t *testing.T) {
 	}
 	if len(o.got) != 1 || o.got[0].RunID != "run_1" || o.got[0].RunToken != "prk_r_x" {
 		t.Errorf("offered %+v, want run_1 once", o.got)
+	}
+	o.stopping = true
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req("POST", strings.Replace(body, "run_1", "run_9", 1), now, secret))
+	if w.Code != http.StatusServiceUnavailable {
+		t.Errorf("while stopping: %d, want 503 so Prickle retries", w.Code)
 	}
 }
