@@ -45,7 +45,7 @@ type Puller struct {
 	WaitSeconds int
 	HTTP        *http.Client
 	Runner      interface {
-		Offer(w wake.Payload, via string, ack Ack) Offered
+		Offer(key string, w wake.Payload, via string, ack Ack) Offered
 		Free() int
 	}
 	Log *slog.Logger
@@ -57,7 +57,7 @@ type Puller struct {
 
 // NewPuller builds a Puller whose HTTP timeout outlasts the long poll.
 func NewPuller(baseURL, token string, waitSeconds int, r interface {
-	Offer(w wake.Payload, via string, ack Ack) Offered
+	Offer(key string, w wake.Payload, via string, ack Ack) Offered
 	Free() int
 }, log *slog.Logger) *Puller {
 	return &Puller{BaseURL: baseURL, Token: token, WaitSeconds: waitSeconds, Runner: r, Log: log,
@@ -101,7 +101,7 @@ func (p *Puller) Run(ctx context.Context) error {
 		}
 		backoff = minB
 		for _, c := range got {
-			p.Runner.Offer(c.Delivery, "pull", func(ctx context.Context) error { return p.Ack(ctx, c.ID, c.Claim) })
+			p.Runner.Offer(c.ID, c.Delivery, "pull", func(ctx context.Context) error { return p.Ack(ctx, c.ID, c.Claim) })
 		}
 	}
 	return nil

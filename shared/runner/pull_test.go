@@ -23,7 +23,7 @@ type pullRunner struct {
 	ackErr []error
 }
 
-func (p *pullRunner) Offer(w wake.Payload, _ string, ack Ack) Offered {
+func (p *pullRunner) Offer(_ string, w wake.Payload, _ string, ack Ack) Offered {
 	p.mu.Lock()
 	p.got = append(p.got, w)
 	p.mu.Unlock()

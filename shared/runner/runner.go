@@ -46,6 +46,7 @@ type Runner struct {
 type Ack func(ctx context.Context) error
 
 type delivery struct {
+	key     string
 	w       wake.Payload
 	via     string
 	ack     Ack
@@ -102,10 +103,12 @@ const (
 	Stopping                // the runner is stopping: not taken, the sender should retry later
 )
 
-// Offer takes a wake-up from via ("webhook" or "pull"). A delivery already
-// taken (the same run id) is not run again, and a new ack (a redelivered
-// claim) is acknowledged once its run has started.
-func (r *Runner) Offer(w wake.Payload, via string, ack Ack) Offered {
+// Offer takes a wake-up from via ("webhook" or "pull"); key names the
+// delivery: its run id for a webhook, the wake-up's id for a claim (a claim
+// redelivered after the visibility timeout carries a new run). A delivery
+// already taken is not run again, and a new ack (a redelivered claim) is
+// acknowledged once its run has started.
+func (r *Runner) Offer(key string, w wake.Payload, via string, ack Ack) Offered {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := time.Now()
@@ -114,8 +117,8 @@ func (r *Runner) Offer(w wake.Payload, via string, ack Ack) Offered {
 			delete(r.seen, id)
 		}
 	}
-	if d, ok := r.seen[w.RunID]; ok {
-		r.Out.Info("wake-up repeated; not run again", "task", w.TaskID, "run", w.RunID, "reason", w.Reason, "via", via)
+	if d, ok := r.seen[key]; ok {
+		r.Out.Info("wake-up repeated; not run again", "task", w.TaskID, "run", w.RunID, "first_run", d.w.RunID, "reason", w.Reason, "via", via, "delivery", key)
 		if ack != nil {
 			if d.started {
 				go r.ack(ack, w)
@@ -129,9 +132,9 @@ func (r *Runner) Offer(w wake.Payload, via string, ack Ack) Offered {
 		r.Out.Warn("runner is stopping; wake-up not taken", "task", w.TaskID, "run", w.RunID, "via", via)
 		return Stopping
 	}
-	d := &delivery{w: w, via: via, ack: ack, at: now}
-	r.seen[w.RunID] = d
-	r.Out.Info("wake-up", "task", w.TaskID, "run", w.RunID, "reason", w.Reason, "resumes_run", w.ResumesRun, "via", via)
+	d := &delivery{key: key, w: w, via: via, ack: ack, at: now}
+	r.seen[key] = d
+	r.Out.Info("wake-up", "task", w.TaskID, "run", w.RunID, "reason", w.Reason, "resumes_run", w.ResumesRun, "via", via, "delivery", key)
 	if r.running[w.TaskID] {
 		r.Out.Info("run waits: its task has a run going", "task", w.TaskID, "run", w.RunID)
 		r.waiting[w.TaskID] = append(r.waiting[w.TaskID], d)
@@ -174,10 +177,10 @@ func (r *Runner) ack(a Ack, w wake.Payload) {
 }
 
 // forget drops a delivery whose run never started, so a redelivered claim can start it.
-func (r *Runner) forget(runID string) {
+func (r *Runner) forget(key string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.seen, runID)
+	delete(r.seen, key)
 }
 
 // Free is how many more runs could start now (what a pull may claim).
@@ -210,7 +213,7 @@ func (r *Runner) execute(d *delivery) {
 	select {
 	case r.sem <- struct{}{}:
 	case <-r.ctx.Done():
-		r.forget(w.RunID)
+		r.forget(d.key)
 		return
 	}
 	defer func() { <-r.sem }()
@@ -220,7 +223,7 @@ func (r *Runner) execute(d *delivery) {
 	view, err := r.taskView(bg, w)
 	if err != nil {
 		r.Out.Error("run not started: cannot read its task", "task", w.TaskID, "run", w.RunID, "error", err.Error())
-		r.forget(w.RunID)
+		r.forget(d.key)
 		return
 	}
 	project, ok := r.Config.Project(view.Project)
@@ -232,7 +235,7 @@ func (r *Runner) execute(d *delivery) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		r.Out.Error("run not started: log file", "task", w.TaskID, "run", w.RunID, "error", err.Error())
-		r.forget(w.RunID)
+		r.forget(d.key)
 		return
 	}
 	defer logFile.Close()

@@ -102,14 +102,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func TestRunnerOneRunPerDelivery(t *testing.T) {
 	r, _, dir, _ := testRunner(t, `echo x >> out/$PRICKLE_RUN_ID; touch own/$PRICKLE_TASK_ID`, 2, time.Minute)
-	if got := r.Offer(payload("t1", "run_a"), "webhook", nil); got != Taken {
+	if got := r.Offer("run_a", payload("t1", "run_a"), "webhook", nil); got != Taken {
 		t.Fatalf("a new delivery: %v, want Taken", got)
 	}
-	if got := r.Offer(payload("t1", "run_a"), "webhook", nil); got != Repeated {
+	if got := r.Offer("run_a", payload("t1", "run_a"), "webhook", nil); got != Repeated {
 		t.Errorf("a replay: %v, want Repeated", got)
 	}
 	r.Wait()
-	if got := r.Offer(payload("t1", "run_a"), "webhook", nil); got != Repeated {
+	if got := r.Offer("run_a", payload("t1", "run_a"), "webhook", nil); got != Repeated {
 		t.Errorf("a replay after the run: %v, want Repeated", got)
 	}
 	r.Wait()
@@ -126,7 +126,7 @@ echo "$(ls running | grep -c '^r') $(ls running/$PRICKLE_TASK_ID | wc -l)" > out
 sleep 0.2; rm running/$PRICKLE_RUN_ID running/$PRICKLE_TASK_ID/$PRICKLE_RUN_ID`
 	r, _, dir, _ := testRunner(t, script, 2, time.Minute)
 	for i := range 6 {
-		r.Offer(payload("t"+strconv.Itoa(i%3), "run_"+strconv.Itoa(i)), "webhook", nil)
+		r.Offer("run_"+strconv.Itoa(i), payload("t"+strconv.Itoa(i%3), "run_"+strconv.Itoa(i)), "webhook", nil)
 	}
 	waitFor(t, "six runs", func() bool { n, _ := os.ReadDir(filepath.Join(dir, "out")); return len(n) == 6 })
 	r.Wait()
@@ -173,7 +173,7 @@ func TestRunnerCheckpointsARunThatLeftNone(t *testing.T) {
 			for _, d := range tt.dead {
 				tasks.deadTokens[d] = true
 			}
-			r.Offer(payload("t1", "run_x"), "pull", nil)
+			r.Offer("run_x", payload("t1", "run_x"), "pull", nil)
 			r.Wait()
 			rec := records(t, dir)
 			if len(rec) != 1 || !strings.Contains(rec[0], `"checkpoint":"`+tt.want+`"`) {
@@ -216,8 +216,10 @@ func TestRunnerAcksOnceStartedAndRemovesTheMCPConfig(t *testing.T) {
 			return nil
 		}
 	}
-	r.Offer(payload("t1", "run_c"), "pull", ack("first claim"))
-	r.Offer(payload("t1", "run_c"), "pull", ack("redelivered claim")) // before or after the start, it is acknowledged, not run
+	// A claim redelivered after the visibility timeout has the same wake-up id and a new run:
+	// before or after the first run's start, it is acknowledged, not run.
+	r.Offer("wk_1", payload("t1", "run_c"), "pull", ack("first claim"))
+	r.Offer("wk_1", payload("t1", "run_d"), "pull", ack("redelivered claim"))
 	r.Wait()
 	waitFor(t, "the redelivered claim's ack", func() bool {
 		mu.Lock()
@@ -238,7 +240,7 @@ func TestRunnerAcksOnceStartedAndRemovesTheMCPConfig(t *testing.T) {
 
 func TestRunnerStopsRuns(t *testing.T) {
 	r, _, dir, cancel := testRunner(t, `trap 'echo term > out/term; exit 0' TERM; touch out/started; while :; do sleep 0.05; done`, 1, time.Minute)
-	r.Offer(payload("t1", "run_s"), "webhook", nil)
+	r.Offer("run_s", payload("t1", "run_s"), "webhook", nil)
 	waitFor(t, "the run to start", func() bool { _, err := os.Stat(filepath.Join(dir, "out", "started")); return err == nil })
 	cancel()
 	r.Wait()
@@ -248,7 +250,7 @@ func TestRunnerStopsRuns(t *testing.T) {
 	if rec := records(t, dir); len(rec) != 1 || !strings.Contains(rec[0], `"stopped":true`) {
 		t.Errorf("record %v", rec)
 	}
-	if got := r.Offer(payload("t2", "run_t"), "webhook", nil); got != Stopping {
+	if got := r.Offer("run_t", payload("t2", "run_t"), "webhook", nil); got != Stopping {
 		t.Errorf("offered to a stopped runner: %v, want Stopping", got)
 	}
 	r.Wait()

@@ -20,7 +20,7 @@ const maxWebhookBody = 16 << 10
 type WebhookHandler struct {
 	Secret string
 	Runner interface {
-		Offer(w wake.Payload, via string, ack Ack) Offered
+		Offer(key string, w wake.Payload, via string, ack Ack) Offered
 	}
 	Now func() time.Time
 	Log *slog.Logger
@@ -58,7 +58,7 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "body is not a wake payload {task_id, run_id, run_token, reason, resumes_run}", http.StatusBadRequest)
 		return
 	}
-	switch h.Runner.Offer(p, "webhook", nil) {
+	switch h.Runner.Offer(p.RunID, p, "webhook", nil) {
 	case Repeated:
 		w.WriteHeader(http.StatusOK)
 		_, _ = io.WriteString(w, "already taken; not run again\n")

@@ -19,7 +19,7 @@ type offers struct {
 	stopping bool
 }
 
-func (o *offers) Offer(w wake.Payload, _ string, _ Ack) Offered {
+func (o *offers) Offer(_ string, w wake.Payload, _ string, _ Ack) Offered {
 	if o.stopping {
 		return Stopping
 	}
