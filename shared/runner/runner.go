@@ -32,6 +32,8 @@ type Runner struct {
 	Env []string
 	// Out gets one line per wake-up and per run start and end.
 	Out *slog.Logger
+	// CallTimeout bounds each call to Prickle (default 1 minute).
+	CallTimeout time.Duration
 
 	mu      sync.Mutex
 	ctx     context.Context
@@ -176,6 +178,13 @@ func (r *Runner) ack(a Ack, w wake.Payload) {
 	}
 }
 
+func (r *Runner) callTimeout() time.Duration {
+	if r.CallTimeout > 0 {
+		return r.CallTimeout
+	}
+	return time.Minute
+}
+
 // forget drops a delivery whose run never started, so a redelivered claim can start it.
 func (r *Runner) forget(key string) {
 	r.mu.Lock()
@@ -217,10 +226,13 @@ func (r *Runner) execute(d *delivery) {
 		return
 	}
 	defer func() { <-r.sem }()
-	bg, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), time.Minute)
-	defer cancel()
-
-	view, err := r.taskView(bg, w)
+	// Prickle calls outlive a stop (the run's checkpoint is saved on the way out), each bounded.
+	calls := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(r.ctx), r.callTimeout())
+	}
+	ctx, cancel := calls()
+	view, err := r.taskView(ctx, w)
+	cancel()
 	if err != nil {
 		r.Out.Error("run not started: cannot read its task", "task", w.TaskID, "run", w.RunID, "error", err.Error())
 		r.forget(d.key)
@@ -262,7 +274,9 @@ func (r *Runner) execute(d *delivery) {
 	exit := runProcess(r.ctx, cmd, logFile, r.Config.RunTimeout, r.Config.Grace)
 	how := exit.Describe(r.Config.RunTimeout)
 	fmt.Fprintf(logFile, "\n# prickle-runner: the run %s\n", how)
-	checkpoint := r.settle(bg, w, view, how, logPath)
+	ctx, cancel = calls()
+	checkpoint := r.settle(ctx, w, view, how, logPath)
+	cancel()
 	rec := Record{At: time.Now().UTC(), TaskID: w.TaskID, RunID: w.RunID, Reason: w.Reason, ResumesRun: w.ResumesRun,
 		Project: view.Project, Exit: exit, Log: logPath, Checkpoint: checkpoint}
 	r.record(rec)

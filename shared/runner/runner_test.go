@@ -30,9 +30,12 @@ type fakeTasks struct {
 
 var errUnauthorized = errors.New("HTTP 401")
 
-func (f *fakeTasks) Task(_ context.Context, token, taskID string) (TaskView, error) {
+func (f *fakeTasks) Task(ctx context.Context, token, taskID string) (TaskView, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if ctx.Err() != nil {
+		return TaskView{}, ctx.Err()
+	}
 	if f.deadTokens[token] {
 		return TaskView{}, errUnauthorized
 	}
@@ -43,9 +46,12 @@ func (f *fakeTasks) Task(_ context.Context, token, taskID string) (TaskView, err
 	return v, nil
 }
 
-func (f *fakeTasks) Checkpoint(_ context.Context, token, taskID, progress string, _ []string) error {
+func (f *fakeTasks) Checkpoint(ctx context.Context, token, taskID, progress string, _ []string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	if f.deadTokens[token] {
 		return errUnauthorized
 	}
@@ -165,10 +171,12 @@ func TestRunnerCheckpointsARunThatLeftNone(t *testing.T) {
 		{"run token expired", `exit 0`, []string{"prk_r_run_x"}, "waiting", "saved by the runner (agent token)", "exited with status 0 after", "prk_a_agent"},
 		{"timed out", `sleep 30`, nil, "working", "saved by the runner", "was ended after the 1s run timeout", "prk_r_run_x"},
 		{"task closed", `exit 0`, nil, "cancelled", "none: the task is cancelled", "", ""},
+		{"a run longer than a call to Prickle", `sleep 0.5; exit 2`, nil, "working", "saved by the runner", "exited with status 2 after", "prk_r_run_x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r, tasks, dir, _ := testRunner(t, tt.script, 1, time.Second)
+			r.CallTimeout = 200 * time.Millisecond // each call gets its own
 			tasks.state = tt.state
 			for _, d := range tt.dead {
 				tasks.deadTokens[d] = true
