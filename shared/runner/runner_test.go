@@ -244,6 +244,14 @@ func TestRunnerAcksOnceStartedAndRemovesTheMCPConfig(t *testing.T) {
 	if n := len(records(t, dir)); n != 1 {
 		t.Errorf("%d runs, want 1", n)
 	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "logs", "*.log"))
+	if len(logs) != 1 {
+		t.Fatalf("run logs %v, want one", logs)
+	}
+	b, _ := os.ReadFile(logs[0])
+	if !strings.Contains(string(b), "# prickle-runner: the run exited with status 0") || strings.Contains(string(b), "prk_r_") {
+		t.Errorf("the run's log records its exit and never its token:\n%s", b)
+	}
 }
 
 func TestRunnerStopsRuns(t *testing.T) {
