@@ -79,6 +79,7 @@ build-WebFunction: ; $(call lambda-build,web)
 build-SlackFunction: ; $(call lambda-build,slack)
 build-NotifyFunction: ; $(call lambda-build,notify)
 build-WakeFunction: ; $(call lambda-build,wake)
+build-RunnerFunction: ; $(call lambda-build,runner)
 build-RouteFunction: ; $(call lambda-build,route)
 build-StepExpiryFunction: ; $(call lambda-build,step-expiry)
 

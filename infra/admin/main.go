@@ -42,6 +42,8 @@ commands:
   decide-step    --owner O --task T --step S (--approve | --refuse) [--message M]
   set-wake       --agent owner/agent --url U [--secret S]   registers the agent's wake webhook;
                  without --secret one is generated and printed once
+  set-wake       --agent owner/agent --pull   removes the agent's webhook: its wake-ups are stored
+                 for its runner to claim (POST /runner/claim with the agent token)
   grants         --project P                   lists the project's standing grants (live, expired, revoked)
   revoke-grant   --owner O --project P --grant G   revokes a grant the owner gave
   set-budget     --owner O --project P --unit USD --limit 50 [--auto-allow]
@@ -51,7 +53,7 @@ commands:
 --local reads the emulator endpoint and table names from .prickle/local.json
 (PRICKLE_STATE_DIR to change the folder); otherwise they come from the
 environment: PRICKLE_DYNAMODB_ENDPOINT (optional), TASKS_TABLE, STEPS_TABLE,
-PULSE_TABLE, DIRECTORY_TABLE, and the usual AWS credentials and region.`
+PULSE_TABLE, DIRECTORY_TABLE, WAKEUPS_TABLE, and the usual AWS credentials and region.`
 
 func main() {
 	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
@@ -106,6 +108,7 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 	message := fs.String("message", "", "message to the agent")
 	wakeURL := fs.String("url", "", "wake webhook URL (set-wake)")
 	wakeSecret := fs.String("secret", "", "wake webhook signing secret (set-wake); generated when omitted")
+	pullMode := fs.Bool("pull", false, "pull mode: remove the agent's webhook (set-wake)")
 	project := fs.String("project", "", "project slug (grants, revoke-grant, set-budget, audit)")
 	grantID := fs.String("grant", "", "grant id (revoke-grant)")
 	unit := fs.String("unit", "", "budget unit, e.g. USD (set-budget)")
@@ -180,6 +183,15 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 		}
 		return adm.DecideStep(ctx, *owner, *taskID, *stepID, *approve, *message)
 	case "set-wake":
+		if *pullMode {
+			if err := need(map[string]string{"agent": *agent}); err != nil {
+				return nil, err
+			}
+			if *wakeURL != "" || *wakeSecret != "" {
+				return nil, errors.New("set-wake takes either --pull or --url [--secret], not both")
+			}
+			return map[string]any{"agent": *agent, "mode": "pull"}, st.DeleteWakeHook(ctx, *agent)
+		}
 		if err := need(map[string]string{"agent": *agent, "url": *wakeURL}); err != nil {
 			return nil, err
 		}
@@ -266,7 +278,7 @@ func openStore(ctx context.Context, local bool) (*store.Store, error) {
 			return nil, fmt.Errorf("parse %s/local.json: %w", dir, err)
 		}
 		endpoint = s.Endpoint
-		tables = store.Tables{Tasks: s.Tables["TasksTable"], Steps: s.Tables["StepsTable"], Pulse: s.Tables["PulseTable"], Directory: s.Tables["DirectoryTable"]}
+		tables = store.Tables{Tasks: s.Tables["TasksTable"], Steps: s.Tables["StepsTable"], Pulse: s.Tables["PulseTable"], Directory: s.Tables["DirectoryTable"], Wakeups: s.Tables["WakeupsTable"]}
 	}
 	client, err := stack.Client(ctx, endpoint)
 	if err != nil {

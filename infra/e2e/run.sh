@@ -5,7 +5,7 @@
 # then runs, against its /mcp endpoint:
 #   ts/           official TypeScript SDK client (handshake era, 2025-11-25)   node --test
 #   py/           official Python SDK client (2026-07-28, plus 2025-11-25 / 2025-06-18)  pytest
-#   raw/          wire details over raw HTTP (headers, auth, faults, races)  node --test
+#   raw/          wire details over raw HTTP (headers, auth, faults, races, pull wake-ups)  node --test
 #   conformance/  @modelcontextprotocol/conformance, --spec-version 2025-11-25 and 2026-07-28
 #   web/          approval pages in headless Chromium (playwright-core; its own server on the emulator)  node --test
 #   story/        the owners-decide story on this stack: SDK client, dev outbox wake-ups and links, Chromium  node --test
@@ -27,7 +27,7 @@ ROOT="$(cd "$E2E/../.." && pwd)"
 cd "$ROOT"
 export ARTIFACTS="${ARTIFACTS:-$E2E/artifacts}"
 rm -rf "$ARTIFACTS"; mkdir -p "$ARTIFACTS"
-SUITES="${E2E_SUITES:-ts py raw conformance web story owners slack claude pages}"
+SUITES="${E2E_SUITES:-ts py raw conformance web story owners slack claude runner pages}"
 [[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story owners slack claude runner pages"
 PY="${PRICKLE_VENV:-$ROOT/.venv}/bin/python"
 

@@ -23,6 +23,7 @@ import (
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/notify"
 	"github.com/useprickle/prickle/shared/outbox"
+	"github.com/useprickle/prickle/shared/pull"
 	"github.com/useprickle/prickle/shared/route"
 	"github.com/useprickle/prickle/shared/slackin"
 	"github.com/useprickle/prickle/shared/store"
@@ -43,6 +44,8 @@ type environment struct {
 	signer link.Signer
 	// slackSecret is the Slack signing secret the local /slack/interactivity verifies with.
 	slackSecret string
+	// seeded is true when this start seeded the store (else it held an earlier seed).
+	seeded bool
 }
 
 // prepare creates the tables template.yaml declares, seeds an empty store,
@@ -73,9 +76,11 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 	}
 	st := store.New(client, store.Tables{
 		Tasks: names["TasksTable"], Steps: names["StepsTable"], Pulse: names["PulseTable"], Directory: names["DirectoryTable"],
+		Wakeups: names["WakeupsTable"],
 	})
 	adm := admin.New(st)
-	if !seededAlready(ctx, st) {
+	seeded := !seededAlready(ctx, st)
+	if seeded {
 		if err := seed(ctx, adm, st); err != nil {
 			return nil, err
 		}
@@ -104,7 +109,7 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 	if err != nil {
 		return nil, err
 	}
-	return &environment{store: st, tables: names, rules: rules, tokens: tokens, signer: signer, slackSecret: hex.EncodeToString(slackKey)}, nil
+	return &environment{store: st, tables: names, rules: rules, tokens: tokens, signer: signer, slackSecret: hex.EncodeToString(slackKey), seeded: seeded}, nil
 }
 
 // backfillSlackUsers gives the seeded owners of a state seeded before they
@@ -149,7 +154,8 @@ func signingKey(path string) ([]byte, error) {
 
 // handler wires what the cloud runs as separate functions into one process:
 // /mcp routed by header to per-tool endpoints as the custom domain does, the
-// web pages, Slack's interactivity endpoint, the dev outbox, and the event rules of template.yaml delivering
+// web pages, Slack's interactivity endpoint, the runners' claim and ack
+// endpoints (pull mode), the dev outbox, and the event rules of template.yaml delivering
 // to notify, wake and route in-process. Every agent's wake URL is the
 // stack's own receiver, so wake-ups land in the outbox too.
 func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL string) (http.Handler, error) {
@@ -195,8 +201,14 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 		Secret: []byte(e.slackSecret), Replays: e.store, Signer: e.signer, Owners: e.store, Decider: svc, Slack: box,
 		Now: time.Now, Log: log.With("function", "slack"),
 	})
+	visibility, err := prconfig.WakeVisibility(prconfig.OS)
+	if err != nil {
+		return nil, err
+	}
+	runners := pull.New(pull.Config{Tokens: e.store, Queue: e.store, Runs: admin.New(e.store), Log: log.With("function", "runner"), Visibility: visibility})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp)
+	mux.Handle("/runner/", runners)
 	mux.Handle(slackin.Path, slack)
 	mux.Handle(wake.ReceiverPath, receiver)
 	mux.Handle("/", pages)
@@ -204,9 +216,20 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 }
 
 // registerWakeHooks points every seeded agent's wake URL at this stack's
-// receiver, with a fresh secret each start (the port may have changed).
+// receiver, with a fresh secret each start (the port may have changed). On
+// a store seeded earlier, an agent switched to pull mode since (set-wake
+// --pull) stays in pull mode.
 func (e *environment) registerWakeHooks(ctx context.Context, baseURL string) error {
 	for _, agent := range seedAgentOrder {
+		if !e.seeded {
+			_, err := e.store.WakeHook(ctx, agent)
+			if errors.Is(err, team.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("wake hook of %s: %w", agent, err)
+			}
+		}
 		secret, err := wake.NewSecret()
 		if err != nil {
 			return err

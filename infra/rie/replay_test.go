@@ -31,6 +31,7 @@ import (
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/wake"
 )
 
 // fixture stores what the stream samples of events/ refer to: the task
@@ -42,7 +43,7 @@ func fixture(ctx context.Context) error {
 		return err
 	}
 	tb := rs.Local.Tables
-	st := store.New(client, store.Tables{Tasks: tb["TasksTable"], Steps: tb["StepsTable"], Pulse: tb["PulseTable"], Directory: tb["DirectoryTable"]})
+	st := store.New(client, store.Tables{Tasks: tb["TasksTable"], Steps: tb["StepsTable"], Pulse: tb["PulseTable"], Directory: tb["DirectoryTable"], Wakeups: tb["WakeupsTable"]})
 	adm := admin.New(st)
 	for _, err := range []error{
 		adm.CreateOwner(ctx, admin.Owner{Name: "ana"}), adm.CreateOwner(ctx, admin.Owner{Name: "bo"}),
@@ -75,8 +76,17 @@ func fixture(ctx context.Context) error {
 		return err
 	}
 	slackStep, err = st.Step(ctx, "example-task-id", out.StepID)
+	if err != nil {
+		return err
+	}
 	fixtureStore = st
-	return err
+	// alice/writer in pull mode, with the wake-up events/runner-claim.json claims.
+	if err := st.DeleteWakeHook(ctx, "alice/writer"); err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	return st.PutPendingWakeup(ctx, wake.Pending{ID: wake.PendingID("rie-replay", "alice/writer", now), Agent: "alice/writer",
+		TaskID: "example-task-id", Reason: wake.ReasonTaskRouted, EventID: "rie-replay", CreatedAt: now})
 }
 
 // slackStep is the pending step the Slack sample approves; fixtureStore reads it back.
@@ -188,6 +198,9 @@ func target(req events.APIGatewayProxyRequest) string {
 	if strings.HasPrefix(req.Path, "/slack/") {
 		return "slack"
 	}
+	if strings.HasPrefix(req.Path, "/runner/") {
+		return "runner"
+	}
 	return "web"
 }
 
@@ -262,6 +275,25 @@ func replayProxy(t *testing.T, name string, payload []byte) {
 		var again events.APIGatewayProxyResponse
 		if err := json.Unmarshal(invoke(t, fn, payload), &again); err != nil || again.StatusCode != 401 {
 			t.Fatalf("replayed Slack request answered %d (%v), want 401", again.StatusCode, err)
+		}
+	case "runner-claim.json":
+		// alice/writer's runner claims the fixture's wake-up with her agent
+		// token: one wake-up, its run token minted for example-task-id.
+		if fn != "runner" || resp.StatusCode != 200 {
+			t.Fatalf("%s answered %d, want 200: %.300s", fn, resp.StatusCode, body)
+		}
+		var r struct {
+			Wakeups []struct {
+				ID       string       `json:"id"`
+				Delivery wake.Payload `json:"delivery"`
+			} `json:"wakeups"`
+		}
+		if err := json.Unmarshal([]byte(body), &r); err != nil || len(r.Wakeups) != 1 {
+			t.Fatalf("claim: %v %.300s", err, body)
+		}
+		c, err := identity.Authenticate(context.Background(), fixtureStore, r.Wakeups[0].Delivery.RunToken, time.Now())
+		if err != nil || c.Kind != identity.KindRun || c.Agent != "alice/writer" || c.TaskID != "example-task-id" || c.RunID != r.Wakeups[0].Delivery.RunID {
+			t.Fatalf("the claimed run token is %+v (%v)", c, err)
 		}
 	default:
 		if resp.StatusCode >= 500 {

@@ -165,6 +165,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		"EVENT_BUS_NAME=prickle",
 		"TASKS_TABLE=" + s.Local.Tables["TasksTable"], "STEPS_TABLE=" + s.Local.Tables["StepsTable"],
 		"PULSE_TABLE=" + s.Local.Tables["PulseTable"], "DIRECTORY_TABLE=" + s.Local.Tables["DirectoryTable"],
+		"WAKEUPS_TABLE=" + s.Local.Tables["WakeupsTable"],
 		"SIGNING_KEY=" + s.SigningKey, "PUBLIC_BASE_URL=" + routerURL,
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 	}
@@ -419,7 +420,7 @@ func (s *Stack) Counts() map[string]int {
 // Router serves /mcp as the custom domain's routing rules do: Mcp-Name tool
 // calls straight to the tool's function, everything else to mcp; each hop is
 // a Lambda Invoke with the API Gateway proxy event. /slack/... goes to
-// slack; / and /a/... go to web.
+// slack, /runner/... to runner; / and /a/... go to web.
 func (s *Stack) Router() (http.Handler, error) {
 	tools := map[string]http.Handler{}
 	for _, t := range catalog.All() {
@@ -433,6 +434,9 @@ func (s *Stack) Router() (http.Handler, error) {
 	})
 	if s.Functions["slack"] != nil {
 		mux.Handle("/slack/", mcplambda.Forward{Lambda: s, Function: "slack"})
+	}
+	if s.Functions["runner"] != nil {
+		mux.Handle("/runner/", mcplambda.Forward{Lambda: s, Function: "runner"})
 	}
 	if s.Functions["web"] != nil {
 		mux.Handle("/", mcplambda.Forward{Lambda: s, Function: "web"})

@@ -29,10 +29,12 @@ func TestTableNamesFollowStage(t *testing.T) {
 		{"defaults", nil, map[string]string{
 			"TasksTable": "prickle-dev-tasks", "StepsTable": "prickle-dev-steps",
 			"PulseTable": "prickle-dev-pulse", "DirectoryTable": "prickle-dev-directory",
+			"WakeupsTable": "prickle-dev-wakeups",
 		}},
 		{"stage given", map[string]string{"Stage": "t42"}, map[string]string{
 			"TasksTable": "prickle-t42-tasks", "StepsTable": "prickle-t42-steps",
 			"PulseTable": "prickle-t42-pulse", "DirectoryTable": "prickle-t42-directory",
+			"WakeupsTable": "prickle-t42-wakeups",
 		}},
 	}
 	for _, tt := range tests {
@@ -97,6 +99,7 @@ func TestTablesAsDeclared(t *testing.T) {
 		{"DirectoryTable", "pk HASH, sk RANGE", 4, map[string]string{
 			"by_agent": "agent_id HASH, created_at RANGE",
 		}, "", "ttl"},
+		{"WakeupsTable", "agent_id HASH, wakeup_id RANGE", 2, nil, "", "ttl"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

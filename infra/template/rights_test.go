@@ -22,7 +22,7 @@ var tools = []string{
 }
 
 const (
-	tasks, steps, pulse, directory = "TasksTable", "StepsTable", "PulseTable", "DirectoryTable"
+	tasks, steps, pulse, directory, wakeups = "TasksTable", "StepsTable", "PulseTable", "DirectoryTable", "WakeupsTable"
 )
 
 // need is what each function needs, read from shared/team (which tool
@@ -49,8 +49,12 @@ var need = map[string]Rights{
 	"SlackFunction": {Reads: []string{directory, tasks, steps}, Writes: []string{directory, tasks, steps}, Publishes: true, Secrets: true},
 	// notify signs approval links, remembers sent messages and Slack refs in the directory.
 	"NotifyFunction": {Reads: []string{directory, tasks, steps}, Writes: []string{directory}, Email: true, Secrets: true, Queues: []string{"FunctionsDeadLetterQueue"}},
-	// wake mints run tokens and records wake attempts (directory), and appends the audit entry of each token (tasks, AUDIT# keys only).
-	"WakeFunction":       {Reads: []string{directory, tasks, steps}, Writes: []string{directory, tasks}, Queues: []string{"FunctionsDeadLetterQueue"}},
+	// wake mints run tokens and records wake attempts (directory), appends the audit entry of each token (tasks, AUDIT# keys only),
+	// and stores the wake-ups of agents with no webhook for pull (wakeups, PutItem only).
+	"WakeFunction": {Reads: []string{directory, tasks, steps}, Writes: []string{directory, tasks, wakeups}, Queues: []string{"FunctionsDeadLetterQueue"}},
+	// runner claims and acknowledges wake-ups (wakeups), reads the caller's token and the task (directory, tasks), and mints
+	// run tokens as it claims (directory, TOKEN# keys only) with their audit entries (tasks, AUDIT# keys only).
+	"RunnerFunction":     {Reads: []string{directory, tasks, wakeups}, Writes: []string{directory, tasks, wakeups}},
 	"RouteFunction":      {Reads: []string{directory, tasks}, Writes: []string{directory, tasks}, Publishes: true, Queues: []string{"FunctionsDeadLetterQueue"}},
 	"StepExpiryFunction": {Reads: []string{directory, tasks, steps}, Writes: []string{directory, tasks, steps}, Publishes: true, Stream: steps, Queues: []string{"FunctionsDeadLetterQueue"}},
 }
@@ -105,6 +109,12 @@ func TestCheckCatchesExcessGrants(t *testing.T) {
 		{"a tool invoking another tool", "ReviewResultFunction",
 			map[string]any{"Sid": "X", "Effect": "Allow", "Action": "lambda:InvokeFunction", "Resource": map[string]any{"Fn::GetAtt": "ReadRoomFunction.Arn"}},
 			"only mcp invokes"},
+		{"a tool writing the wake-ups", "AcceptTaskFunction",
+			map[string]any{"Sid": "X", "Effect": "Allow", "Action": "dynamodb:UpdateItem", "Resource": map[string]any{"Fn::GetAtt": "WakeupsTable.Arn"}},
+			"does not write WakeupsTable"},
+		{"the runner reading the steps", "RunnerFunction",
+			map[string]any{"Sid": "X", "Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": map[string]any{"Fn::GetAtt": "StepsTable.Arn"}},
+			"StepsTable"},
 		{"a read tool publishing", "ReadRoomFunction",
 			map[string]any{"Sid": "X", "Effect": "Allow", "Action": "events:PutEvents", "Resource": map[string]any{"Fn::GetAtt": "EventBus.Arn"}},
 			"only publishers"},

@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -191,4 +192,19 @@ func list(v string) []string {
 		}
 	}
 	return out
+}
+
+// WakeVisibility is how long a claimed pull-mode wake-up stays hidden from
+// other claims before it comes back (PRICKLE_WAKE_VISIBILITY_SECONDS, 1 to
+// 43200); 0 when unset, meaning the default.
+func WakeVisibility(env Env) (time.Duration, error) {
+	v := strings.TrimSpace(env("PRICKLE_WAKE_VISIBILITY_SECONDS"))
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 43200 {
+		return 0, fmt.Errorf("PRICKLE_WAKE_VISIBILITY_SECONDS must be whole seconds from 1 to 43200, not %q", v)
+	}
+	return time.Duration(n) * time.Second, nil
 }

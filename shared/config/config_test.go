@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -122,5 +123,28 @@ func TestSSMGetParameterIsSignedAndDecoded(t *testing.T) {
 	}
 	if _, err := s.Parameter(context.Background(), "/missing"); err == nil || !strings.Contains(err.Error(), "ParameterNotFound") {
 		t.Errorf("missing parameter: err = %v; want ParameterNotFound", err)
+	}
+}
+
+func TestWakeVisibility(t *testing.T) {
+	tests := []struct {
+		value string
+		want  time.Duration
+		ok    bool
+	}{
+		{"", 0, true},
+		{"120", 120 * time.Second, true},
+		{" 5 ", 5 * time.Second, true},
+		{"43200", 12 * time.Hour, true},
+		{"0", 0, false},
+		{"-3", 0, false},
+		{"43201", 0, false},
+		{"2m", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := WakeVisibility(envOf(map[string]string{"PRICKLE_WAKE_VISIBILITY_SECONDS": tt.value}))
+		if got != tt.want || (err == nil) != tt.ok {
+			t.Errorf("WakeVisibility(%q) = %v, %v; want %v, ok %v", tt.value, got, err, tt.want, tt.ok)
+		}
 	}
 }

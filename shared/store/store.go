@@ -14,16 +14,17 @@ import (
 	"github.com/useprickle/prickle/shared/team"
 )
 
-// Tables names the four tables, which differ per stage (prickle-<stage>-*).
+// Tables names the five tables, which differ per stage (prickle-<stage>-*).
 type Tables struct {
 	Tasks     string // tasks and their history
 	Steps     string // request_step's steps (TTL, stream)
 	Pulse     string // Team Pulse
 	Directory string // projects, owners, agents, tokens
+	Wakeups   string // pull-mode wake-ups waiting for a runner (TTL)
 }
 
 // TablesFromEnv reads the table names a function or command is configured
-// with (TASKS_TABLE, STEPS_TABLE, PULSE_TABLE, DIRECTORY_TABLE), falling back
+// with (TASKS_TABLE, STEPS_TABLE, PULSE_TABLE, DIRECTORY_TABLE, WAKEUPS_TABLE), falling back
 // to the dev stage's names so a bare local run finds the local tables.
 func TablesFromEnv() Tables {
 	return Tables{
@@ -31,6 +32,7 @@ func TablesFromEnv() Tables {
 		Steps:     envOr("STEPS_TABLE", "prickle-dev-steps"),
 		Pulse:     envOr("PULSE_TABLE", "prickle-dev-pulse"),
 		Directory: envOr("DIRECTORY_TABLE", "prickle-dev-directory"),
+		Wakeups:   envOr("WAKEUPS_TABLE", "prickle-dev-wakeups"),
 	}
 }
 

@@ -84,6 +84,23 @@ func (s *Store) PutWakeHook(ctx context.Context, h wake.Hook) error {
 	return nil
 }
 
+// DeleteWakeHook removes an agent's wake hook, so its wake-ups are stored
+// for pull instead; the agent must exist (team.ErrNotFound otherwise), and
+// an agent already without a hook stays so.
+func (s *Store) DeleteWakeHook(ctx context.Context, agent string) error {
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		s.mustExist(agentPK(agent)),
+		{Delete: &types.Delete{TableName: aws.String(s.tables.Directory), Key: directoryKey(agentPK(agent), wakeHookSK)}},
+	}})
+	if i, failed := failedCondition(err); failed && i == 0 {
+		return fmt.Errorf("delete wake hook: agent %s: %w", agent, team.ErrNotFound)
+	}
+	if err != nil {
+		return writeError("delete wake hook of "+agent, err)
+	}
+	return nil
+}
+
 // WakeHook reads an agent's hook; an agent without one is team.ErrNotFound.
 func (s *Store) WakeHook(ctx context.Context, agent string) (wake.Hook, error) {
 	var r wakeHookRecord

@@ -19,13 +19,16 @@ import (
 	"github.com/useprickle/prickle/shared/team"
 )
 
-// Hooks is what the waker needs from storage: the agents' hooks and the
-// record of attempts. The store implements it.
+// Hooks is what the waker needs from storage: the agents' hooks, the
+// record of attempts, and the wake-ups stored for agents with no hook. The
+// store implements it.
 type Hooks interface {
 	// WakeHook returns the agent's hook, or an error wrapping team.ErrNotFound.
 	WakeHook(ctx context.Context, agent string) (Hook, error)
 	RecordWakeAttempt(ctx context.Context, a Attempt) error
 	WakeAttempts(ctx context.Context, taskID string) ([]Attempt, error)
+	// PutPendingWakeup stores a wake-up for pull; storing the same one again changes nothing.
+	PutPendingWakeup(ctx context.Context, p Pending) error
 }
 
 // RunStarter mints a run token bound to (agent, task, run); *admin.Admin is one.
@@ -111,8 +114,10 @@ func target(e event.Event) (w wakeup, ok bool, err error) {
 
 // Handle wakes the agent an event concerns: Task Routed → the assignee,
 // Result Returned → the requester, Step Decided → the step's agent resuming
-// the step's run, Result Decided with a refusal → the assignee. Agents
-// without a hook, and tasks that closed meanwhile, are skipped. An error
+// the step's run, Result Decided with a refusal → the assignee. An agent
+// without a hook is in pull mode: the wake-up is stored for its runner to
+// claim (POST /runner/claim mints the run token then). Tasks that closed
+// meanwhile are skipped. An error
 // means every attempt failed: EventBridge retries the event later and its
 // dead-letter queue keeps what never got through; the task itself is stored
 // and unaffected. A wake-up already delivered for this event is not repeated.
@@ -127,7 +132,15 @@ func (w *Waker) Handle(ctx context.Context, e event.Event) error {
 	log := w.log().With("event", e.ID, "agent", up.agent, "task", up.taskID, "reason", up.reason)
 	hook, err := w.Hooks.WakeHook(ctx, up.agent)
 	if errors.Is(err, team.ErrNotFound) {
-		log.InfoContext(ctx, "agent has no wake hook; not woken")
+		at := e.At
+		if at.IsZero() {
+			at = w.now()
+		}
+		p := Pending{ID: PendingID(e.ID, up.agent, at), Agent: up.agent, TaskID: up.taskID, Reason: up.reason, ResumesRun: up.resumes, EventID: e.ID, CreatedAt: at.UTC()}
+		if err := w.Hooks.PutPendingWakeup(ctx, p); err != nil {
+			return fmt.Errorf("wake %s for task %s: store for pull: %w", up.agent, up.taskID, err)
+		}
+		log.InfoContext(ctx, "agent has no wake hook; wake-up stored for pull", "wakeup", p.ID)
 		return nil
 	}
 	if err != nil {
@@ -158,6 +171,13 @@ func (w *Waker) Handle(ctx context.Context, e event.Event) error {
 	return w.post(ctx, log, hook, body, Attempt{EventID: e.ID, RunID: run.RunID, Agent: up.agent, TaskID: up.taskID, Reason: up.reason})
 }
 
+func (w *Waker) now() time.Time {
+	if w.Now == nil {
+		return time.Now()
+	}
+	return w.Now()
+}
+
 func (w *Waker) log() *slog.Logger {
 	if w.Log == nil {
 		return slog.Default()
@@ -174,10 +194,7 @@ func (w *Waker) post(ctx context.Context, log *slog.Logger, hook Hook, body []by
 	if sleep == nil {
 		sleep = sleepContext
 	}
-	now := w.Now
-	if now == nil {
-		now = time.Now
-	}
+	now := w.now
 	var last string
 	for n := 1; n <= attempts; n++ {
 		at := now().UTC()

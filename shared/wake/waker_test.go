@@ -28,6 +28,19 @@ type fakeHooks struct {
 	mu       sync.Mutex
 	hooks    map[string]Hook
 	attempts []Attempt
+	pending  map[string]Pending
+}
+
+func (f *fakeHooks) PutPendingWakeup(_ context.Context, p Pending) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.pending == nil {
+		f.pending = map[string]Pending{}
+	}
+	if _, ok := f.pending[p.ID]; !ok {
+		f.pending[p.ID] = p
+	}
+	return nil
 }
 
 func (f *fakeHooks) WakeHook(_ context.Context, agent string) (Hook, error) {
@@ -190,14 +203,37 @@ func TestEventsThatWakeNoOne(t *testing.T) {
 	}
 }
 
-func TestAgentWithoutHookIsSkipped(t *testing.T) {
-	s := newSetup(t)
-	delete(s.hooks.hooks, "bo/codex")
-	if err := s.waker.Handle(context.Background(), sampleEvent(t, "task-routed.json")); err != nil {
-		t.Fatal(err)
+func TestAgentWithoutHookGetsItsWakeupStoredForPull(t *testing.T) {
+	refused := sampleEvent(t, "result-returned.json")
+	refused.Type, refused.ID = event.ResultDecided, "Result Decided:tsk_homepagehero01:7"
+	refused.Task.State = task.Working
+	tests := []struct {
+		name                         string
+		e                            event.Event
+		agent, task, reason, resumes string
+	}{
+		{"task routed", sampleEvent(t, "task-routed.json"), "bo/codex", "tsk_homepagehero01", ReasonTaskRouted, ""},
+		{"result returned", sampleEvent(t, "result-returned.json"), "ana/claude", "tsk_homepagehero01", ReasonResultReturned, ""},
+		{"step decided", sampleEvent(t, "step-decided.json"), "bo/codex", "tsk_homepagehero01", ReasonStepDecided, "run_firstrun00001"},
+		{"result refused", refused, "bo/codex", "tsk_homepagehero01", ReasonResultRefused, ""},
 	}
-	if len(s.runs.started) != 0 || len(s.hooks.attempts) != 0 {
-		t.Errorf("runs %v, attempts %v; want none for an agent without a hook", s.runs.started, s.hooks.attempts)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSetup(t)
+			s.hooks.hooks = map[string]Hook{}
+			for range 2 { // a redelivered event stores the same wake-up
+				if err := s.waker.Handle(context.Background(), tt.e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(s.runs.started) != 0 || len(s.hooks.attempts) != 0 || len(s.rc.got) != 0 {
+				t.Errorf("runs %v, attempts %v, posts %v; want no run token and no webhook in pull mode", s.runs.started, s.hooks.attempts, s.rc.got)
+			}
+			want := Pending{ID: PendingID(tt.e.ID, tt.agent, tt.e.At), Agent: tt.agent, TaskID: tt.task, Reason: tt.reason, ResumesRun: tt.resumes, EventID: tt.e.ID, CreatedAt: tt.e.At.UTC()}
+			if len(s.hooks.pending) != 1 || s.hooks.pending[want.ID] != want {
+				t.Errorf("pending = %+v, want %+v", s.hooks.pending, want)
+			}
+		})
 	}
 }
 

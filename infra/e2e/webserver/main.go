@@ -130,7 +130,7 @@ func tables(ctx context.Context, endpoint, template string) (*store.Store, error
 	if err != nil {
 		return nil, err
 	}
-	return store.New(client, store.Tables{Tasks: names["TasksTable"], Steps: names["StepsTable"], Pulse: names["PulseTable"], Directory: names["DirectoryTable"]}), nil
+	return store.New(client, store.Tables{Tasks: names["TasksTable"], Steps: names["StepsTable"], Pulse: names["PulseTable"], Directory: names["DirectoryTable"], Wakeups: names["WakeupsTable"]}), nil
 }
 
 // seed makes alice's agent ask for a git push on one task, and puts another

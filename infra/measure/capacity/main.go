@@ -86,7 +86,7 @@ func run(ctx context.Context, rounds int) error {
 	recorded := dynamodb.New(base.Options(), func(o *dynamodb.Options) {
 		o.APIOptions = append(slices.Clone(o.APIOptions), rec.Register)
 	})
-	st := store.New(recorded, store.Tables{Tasks: names["TasksTable"], Steps: names["StepsTable"], Pulse: names["PulseTable"], Directory: names["DirectoryTable"]})
+	st := store.New(recorded, store.Tables{Tasks: names["TasksTable"], Steps: names["StepsTable"], Pulse: names["PulseTable"], Directory: names["DirectoryTable"], Wakeups: names["WakeupsTable"]})
 	adm, svc := admin.New(st), team.New(st)
 	if err := seed(ctx, adm, svc); err != nil {
 		return fmt.Errorf("seed: %w", err)
