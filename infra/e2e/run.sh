@@ -13,7 +13,7 @@
 #   slack/        approve inside Slack: signed block_actions / view_submission payloads to /slack/interactivity  node --test
 #   claude/       the real Claude Code (pinned) as a woken run, request_step as its --permission-prompt-tool,
 #                 against a scripted stand-in of the Messages API on loopback  node --test
-#   runner/       prickle-runner (built from infra/prickle-runner) in webhook mode starting the real Claude Code
+#   runner/       prickle-runner (built from infra/prickle-runner) in webhook and pull mode starting the real Claude Code
 #                 per wake-up (stand-in Messages API), the owner deciding in Chromium  node --test
 #   pages/        sign-in, Team Pulse, board, task pages, tool reference in Chromium + axe-core; runs last (moves seeded tasks)  node --test
 # and stops the stack (its whole process group) on exit. Logs: $ARTIFACTS (default infra/e2e/artifacts).
@@ -56,6 +56,8 @@ if [[ -n "${PRICKLE_E2E_URL:-}" ]]; then
 else
   PORT="$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
   export PORT PRICKLE_STATE_DIR="$STATE_DIR" PRICKLE_LOCAL_JSON="$STATE_DIR/local.json"
+  # Pull mode's visibility timeout on this stack, short so the runner suite sees an unacknowledged claim come back.
+  export PRICKLE_WAKE_VISIBILITY_SECONDS="${PRICKLE_WAKE_VISIBILITY_SECONDS:-10}"
   echo "e2e: building the admin CLI"
   go build -o "$STATE_DIR/prickle-admin" ./infra/admin >"$ARTIFACTS/admin-build.log" 2>&1 \
     || { cat "$ARTIFACTS/admin-build.log" >&2; die "go build ./infra/admin failed"; }

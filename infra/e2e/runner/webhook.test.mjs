@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, admin, uniq, IN_CI, PROJECT } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, admin, uniq, eventually, IN_CI, PROJECT } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startStandIn, resultText } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, freePort, runnerBinary, startRunner, claudeProject, modelEnv, wokenModel,
@@ -162,16 +162,21 @@ describe('prickle-runner, webhook mode: wake-ups start Claude Code, the owner de
     const post = (ts, sig) => fetch(hookURL, { method: 'POST', body, headers: { 'Content-Type': 'application/json', 'Prickle-Timestamp': String(ts), 'Prickle-Signature': sig } });
     const now = Math.floor(Date.now() / 1000);
     const before = runner.linesFor('wake-up').length;
+    const refusedBefore = runner.linesFor('webhook refused').length;
     assert.equal((await post(now, sign(now, 'whsec_not_the_secret_at_all'))).status, 401, 'bad signature');
     assert.equal((await post(now - 600, sign(now - 600))).status, 401, 'stale timestamp, correctly signed');
     assert.equal((await post(now, 'v1=')).status, 401, 'empty signature');
     assert.equal((await fetch(hookURL)).status, 405);
+    await eventually(() => runner.linesFor('webhook refused').length >= refusedBefore + 3, { timeoutMs: 5000 });
+    assert.deepEqual(runner.linesFor('webhook refused').slice(-3).map((l) => l.why), ['bad signature', 'stale timestamp', 'bad signature']);
     assert.equal(runner.linesFor('wake-up').length, before, 'nothing refused was taken');
     assert.equal((await post(now, sign(now))).status, 202, 'the delivery is taken');
     assert.equal((await post(now, sign(now))).status, 200, 'the replay is answered, not run');
     await runner.runEnded(refusedTask, 'result_refused');
     assert.equal((await post(now, sign(now))).status, 200, 'a replay after the run is not run either');
     assert.equal(runner.linesFor('run start', (l) => l.run === run.run_id).length, 1, 'one run for the delivery');
-    assert.equal(runner.linesFor('wake-up repeated; not run again', (l) => l.run === run.run_id).length, 2);
+    const repeats = () => runner.linesFor('wake-up repeated; not run again', (l) => l.run === run.run_id).length;
+    await eventually(() => repeats() >= 2, { timeoutMs: 5000 }); // the runner's output arrives after its answers
+    assert.equal(repeats(), 2);
   });
 });
