@@ -154,7 +154,7 @@ func (c *Config) defaults() {
 	if c.LogDir == "" {
 		c.LogDir = "~/.prickle-runner/logs"
 	}
-	c.LogDir = expandHome(c.LogDir)
+	c.LogDir = absolute(expandHome(c.LogDir))
 	c.AgentTokenFile = expandHome(c.AgentTokenFile)
 	c.Webhook.SecretFile = expandHome(c.Webhook.SecretFile)
 	for slug, p := range c.Projects {
@@ -167,7 +167,7 @@ func (c *Config) defaults() {
 		if p.Prompt == "" {
 			p.Prompt = DefaultPrompt
 		}
-		p.Dir = expandHome(p.Dir)
+		p.Dir = absolute(expandHome(p.Dir))
 		c.Projects[slug] = p
 	}
 }
@@ -254,6 +254,18 @@ func secretFrom(what, file, env, inline string) (string, error) {
 		return inline, nil
 	}
 	return "", fmt.Errorf("%s: set a file, an environment variable or a value", what)
+}
+
+// absolute makes a relative path absolute against the runner's working
+// directory, so a run started in its project's dir still finds its MCP config and log.
+func absolute(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 func expandHome(p string) string {

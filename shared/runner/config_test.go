@@ -42,6 +42,13 @@ func TestParseConfig(t *testing.T) {
 					t.Errorf("catch-all: %+v %v", p, ok)
 				}
 			}},
+		{name: "relative paths are made absolute", yaml: "prickle_url: http://x\nagent_token: x\nlog_dir: .prickle/runner-logs\nprojects: {a: {dir: src}}\n",
+			check: func(t *testing.T, c Config) {
+				wd, _ := os.Getwd()
+				if c.LogDir != filepath.Join(wd, ".prickle", "runner-logs") || c.Projects["a"].Dir != filepath.Join(wd, "src") {
+					t.Errorf("log dir %s, project dir %s: want them under %s", c.LogDir, c.Projects["a"].Dir, wd)
+				}
+			}},
 		{name: "no URL", yaml: "projects: {a: {dir: /w}}\n", err: "prickle_url"},
 		{name: "ftp URL", yaml: "prickle_url: ftp://x\nprojects: {a: {dir: /w}}\n", err: "prickle_url"},
 		{name: "unknown mode", yaml: "prickle_url: http://x\nmode: carrier-pigeon\nprojects: {a: {dir: /w}}\n", err: "mode"},
