@@ -13,6 +13,8 @@
 #   slack/        approve inside Slack: signed block_actions / view_submission payloads to /slack/interactivity  node --test
 #   claude/       the real Claude Code (pinned) as a woken run, request_step as its --permission-prompt-tool,
 #                 against a scripted stand-in of the Messages API on loopback  node --test
+#   runner/       prickle-runner (built from infra/prickle-runner) in webhook and pull mode starting the real Claude Code
+#                 per wake-up (stand-in Messages API), the owner deciding in Chromium  node --test
 #   pages/        sign-in, Team Pulse, board, task pages, tool reference in Chromium + axe-core; runs last (moves seeded tasks)  node --test
 # and stops the stack (its whole process group) on exit. Logs: $ARTIFACTS (default infra/e2e/artifacts).
 #
@@ -25,8 +27,8 @@ ROOT="$(cd "$E2E/../.." && pwd)"
 cd "$ROOT"
 export ARTIFACTS="${ARTIFACTS:-$E2E/artifacts}"
 rm -rf "$ARTIFACTS"; mkdir -p "$ARTIFACTS"
-SUITES="${E2E_SUITES:-ts py raw conformance web story owners slack claude pages}"
-[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story owners slack claude pages"
+SUITES="${E2E_SUITES:-ts py raw conformance web story owners slack claude runner pages}"
+[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story owners slack claude runner pages"
 PY="${PRICKLE_VENV:-$ROOT/.venv}/bin/python"
 
 die() { echo "e2e: $*" >&2; exit 2; }
@@ -54,10 +56,16 @@ if [[ -n "${PRICKLE_E2E_URL:-}" ]]; then
 else
   PORT="$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
   export PORT PRICKLE_STATE_DIR="$STATE_DIR" PRICKLE_LOCAL_JSON="$STATE_DIR/local.json"
+  # Pull mode's visibility timeout on this stack, short so the runner suite sees an unacknowledged claim come back.
+  export PRICKLE_WAKE_VISIBILITY_SECONDS="${PRICKLE_WAKE_VISIBILITY_SECONDS:-10}"
   echo "e2e: building the admin CLI"
   go build -o "$STATE_DIR/prickle-admin" ./infra/admin >"$ARTIFACTS/admin-build.log" 2>&1 \
     || { cat "$ARTIFACTS/admin-build.log" >&2; die "go build ./infra/admin failed"; }
   export PRICKLE_ADMIN="$STATE_DIR/prickle-admin"
+  echo "e2e: building prickle-runner"
+  go build -o "$STATE_DIR/prickle-runner" ./infra/prickle-runner >"$ARTIFACTS/runner-build.log" 2>&1 \
+    || { cat "$ARTIFACTS/runner-build.log" >&2; die "go build ./infra/prickle-runner failed"; }
+  export PRICKLE_RUNNER="$STATE_DIR/prickle-runner"
   echo "e2e: starting the local stack on 127.0.0.1:$PORT (state $STATE_DIR, log $ARTIFACTS/local-stack.log)"
   setsid go run ./infra/local >"$ARTIFACTS/local-stack.log" 2>&1 < /dev/null &
   STACK_PID=$!
@@ -95,6 +103,7 @@ for suite in $SUITES; do
     owners) run_suite owners "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/owners.junit.xml" "$E2E"/owners/*.test.mjs ;;
     slack) run_suite slack "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/slack.junit.xml" "$E2E"/slack/*.test.mjs ;;
     claude) run_suite claude "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/claude.junit.xml" "$E2E"/claude/*.test.mjs ;;
+    runner) run_suite runner "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/runner.junit.xml" "$E2E"/runner/*.test.mjs ;;
     pages) run_suite pages "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/pages.junit.xml" "$E2E"/pages/*.test.mjs ;;
     *) die "unknown suite $suite" ;;
   esac

@@ -1,0 +1,182 @@
+// prickle-runner end to end in webhook mode (issue 8) against the running local stack: the runner is
+// built from infra/prickle-runner and started with a config file as the README's "Run your agents"
+// shows; it starts the real Claude Code (pinned in package.json) for each wake-up, against a scripted
+// stand-in of the Messages API on loopback (no account, no network). The owner decides in headless
+// Chromium from the link in the dev outbox.
+//
+//   approve: hand_off_task to alice/writer → task_routed reaches the runner → Claude Code accepts,
+//     checkpoints, tries a Bash call outside its allow-list → pending, not run, "still waiting" →
+//     the run ends → the owner approves → step_decided reaches the runner, which resumes the run →
+//     the identical call is allowed and runs exactly once → return_result → the requester accepts;
+//   refuse: the owner's message reaches the model, the call never runs, and the run, which ends
+//     without a checkpoint of its own, gets one from the runner saying how it ended;
+//   webhook: a bad signature and a stale timestamp get 401; a replayed delivery runs once.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { loadStack, skipUnlessStack, admin, uniq, eventually, IN_CI, PROJECT } from '../lib/env.mjs';
+import { connectSdk } from '../lib/sdk.mjs';
+import { startStandIn, resultText } from '../claude/standin.mjs';
+import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, freePort, runnerBinary, startRunner, claudeProject, modelEnv, wokenModel,
+  bashResults, linesOf, approvalLink, decide, pendingStep } from './harness.mjs';
+
+const { stack, skipReason: stackSkip } = await loadStack();
+let skipReason = stackSkip;
+for (const [path, what] of [[CLAUDE, 'Claude Code (npm ci in infra/e2e)'], [CHROMIUM, 'Chromium (apt-get install chromium)']]) {
+  if (!skipReason && !existsSync(path)) {
+    skipReason = `no ${what} at ${path}`;
+    if (IN_CI) throw new Error(`CI: ${skipReason}`);
+  }
+}
+
+describe('prickle-runner, webhook mode: wake-ups start Claude Code, the owner decides, the run resumes', { skip: skipUnlessStack(skipReason) }, () => {
+  const base = stack?.url.replace(/\/mcp$/, '');
+  let dir;
+  let bob;
+  let model;
+  let browser;
+  let runner;
+  let secret;
+  let hookURL;
+  const sideOf = (taskId) => join(dir, 'work', `side-${taskId}.txt`);
+  const call = async (client, name, args) => {
+    const r = await client.callTool({ name, arguments: args });
+    assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
+    return r.structuredContent;
+  };
+  const handOff = async (what) => (await call(bob.client, 'hand_off_task', { project: PROJECT, assignee: 'alice/writer', packet: {
+    task: `${what} ${uniq('runner')}`, deliverable_type: 'answer', acceptance_criteria: ['The side-effect file has its line.'] } })).task.id;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'prickle-e2e-runner-'));
+    mkdirSync(join(dir, 'work'));
+    const bin = runnerBinary(dir);
+    model = await startStandIn(wokenModel((taskId) => `echo ran >> ${sideOf(taskId)}`));
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+    bob = await connectSdk(stack.url, stack.tokens['bob/reviewer'], 'prickle-e2e-runner');
+
+    // The README's steps: register the runner's URL with a secret, write the config, start it.
+    const port = await freePort();
+    hookURL = `http://127.0.0.1:${port}/prickle`;
+    secret = `whsec_${randomBytes(24).toString('base64url')}`;
+    admin(['set-wake', '--agent', 'alice/writer', '--url', hookURL, '--secret', secret]);
+    runner = await startRunner(bin, dir, 'runner', {
+      prickle_url: base, agent: 'alice/writer', agent_token_env: 'PRICKLE_AGENT_TOKEN', mode: 'webhook',
+      webhook: { listen: `127.0.0.1:${port}`, path: '/prickle', secret_env: 'PRICKLE_WAKE_SECRET' },
+      concurrency: 2, run_timeout: '2m', grace: '5s', log_dir: join(dir, 'logs'),
+      projects: { [PROJECT]: claudeProject(join(dir, 'work')) },
+    }, { ...modelEnv(model, join(dir, 'home')), PRICKLE_AGENT_TOKEN: stack.tokens['alice/writer'], PRICKLE_WAKE_SECRET: secret });
+    assert.equal(runner.linesFor('prickle-runner listening for wake-ups')[0].url, hookURL);
+  });
+
+  after(async () => {
+    if (runner) {
+      const out = await runner.stop();
+      assert.equal(out.code, 0, `the runner stops cleanly on SIGTERM: ${JSON.stringify(out)}`);
+      assert.equal(runner.linesFor('prickle-runner stopped').length, 1);
+    }
+    // Point alice/writer back at the stack's own receiver, as the seed had it, for the suites after this one.
+    if (stack) admin(['set-wake', '--agent', 'alice/writer', '--url', `${base}/dev/wake/alice/writer`]);
+    await browser?.close();
+    await bob?.client.close().catch(() => {});
+    await model?.close();
+    if (process.env.ARTIFACTS && dir && existsSync(join(dir, 'logs'))) {
+      const keep = join(process.env.ARTIFACTS, 'runner-webhook-logs');
+      mkdirSync(keep, { recursive: true });
+      for (const f of readdirSync(join(dir, 'logs'))) if (f.endsWith('.log') || f.endsWith('.jsonl')) writeFileSync(join(keep, f), readFileSync(join(dir, 'logs', f)));
+      writeFileSync(join(keep, 'runner-output.jsonl'), runner.lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  let refusedTask;
+
+  test('approved: the runner starts Claude Code, the call waits for the owner, and after the approval it runs exactly once', async () => {
+    const taskId = await handOff('Runner story');
+    const first = await runner.runEnded(taskId, 'task_routed');
+    assert.equal(first.exit_code, 0, JSON.stringify(first));
+    assert.equal(first.checkpoint, 'own', 'the run checkpointed itself, so the runner adds none');
+    assert.equal(linesOf(sideOf(taskId)), 0, 'the call was not made');
+    const [denied] = bashResults(model, taskId, 'task_routed');
+    assert.ok(denied, 'the model got a tool_result for its Bash call');
+    assert.equal(denied.is_error, true);
+    assert.match(resultText(denied), /still waiting/);
+    const step = await pendingStep(admin, taskId);
+    assert.equal(step.input.command, `echo ran >> ${sideOf(taskId)}`);
+    assert.equal(step.run_id, first.run);
+
+    // The wake-up and run lines, the run's log file and its MCP config gone.
+    assert.equal(runner.linesFor('wake-up', (l) => l.task === taskId && l.reason === 'task_routed' && l.via === 'webhook').length, 1);
+    assert.ok(existsSync(first.log) && statSync(first.log).size > 0, `the run's log ${first.log}`);
+    assert.equal((statSync(first.log).mode & 0o777), 0o600);
+    assert.match(readFileSync(first.log, 'utf8'), /permission_denials/);
+    assert.deepEqual(readdirSync(join(dir, 'logs', 'mcp')), [], 'the run\'s MCP config (with its token) was removed');
+
+    await decide(browser, await approvalLink(base, taskId, step.step_id), '#approve');
+    const resumed = await runner.runEnded(taskId, 'step_decided');
+    const wake = runner.linesFor('wake-up', (l) => l.run === resumed.run)[0];
+    assert.equal(wake.resumes_run, first.run, 'the wake-up resumes the run that asked');
+    assert.equal(resumed.exit_code, 0, JSON.stringify(resumed));
+    assert.equal(resumed.checkpoint, 'own', 'return_result counts as the run\'s own');
+    assert.equal(linesOf(sideOf(taskId)), 1, 'the approved call ran exactly once');
+    const [allowed] = bashResults(model, taskId, 'step_decided');
+    assert.notEqual(allowed.is_error, true, resultText(allowed));
+    const consumed = admin(['steps', '--task', taskId]).find((x) => x.step_id === step.step_id);
+    assert.equal(consumed.status, 'consumed');
+
+    const { task } = await call(bob.client, 'get_task', { task_id: taskId });
+    assert.equal(task.state, 'verifying');
+    assert.equal(task.result.evidence[0].kind, 'test_output');
+    const reviewed = await call(bob.client, 'review_result', { task_id: taskId, verdict: 'accept' });
+    assert.equal(reviewed.task.state, 'completed');
+  });
+
+  test('refused: the owner\'s message reaches the model, the call never runs, and the runner checkpoints how the run ended', async () => {
+    const taskId = await handOff('Runner refusal');
+    refusedTask = taskId;
+    await runner.runEnded(taskId, 'task_routed');
+    const step = await pendingStep(admin, taskId);
+    await decide(browser, await approvalLink(base, taskId, step.step_id), '#refuse', 'Not that file: use the report instead.');
+    const resumed = await runner.runEnded(taskId, 'step_decided');
+    assert.equal(linesOf(sideOf(taskId)), 0, 'the refused call never ran');
+    const [denied] = bashResults(model, taskId, 'step_decided');
+    assert.equal(denied.is_error, true);
+    assert.match(resultText(denied), /Not that file: use the report instead\./);
+    assert.equal(resumed.checkpoint, 'saved by the runner');
+    const { task } = await call(bob.client, 'get_task', { task_id: taskId });
+    assert.match(task.latest_checkpoint.progress, new RegExp(`^prickle-runner: run ${resumed.run} \\(step_decided\\) exited with status 0 after \\d+s without return_result or a checkpoint of its own\\.$`));
+    const records = readFileSync(join(dir, 'logs', 'runs.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rec = records.find((r) => r.run_id === resumed.run);
+    assert.equal(rec.exit.code, 0);
+    assert.equal(rec.checkpoint, 'saved by the runner');
+  });
+
+  test('webhook: a bad signature and a stale timestamp get 401; a replayed delivery runs once', async () => {
+    const run = admin(['start-run', '--agent', 'alice/writer', '--task', refusedTask]);
+    const body = JSON.stringify({ task_id: refusedTask, run_id: run.run_id, run_token: run.run_token, reason: 'result_refused', resumes_run: '' });
+    const sign = (ts, key = secret) => `v1=${createHmac('sha256', key).update(`${ts}.${body}`).digest('hex')}`;
+    const post = (ts, sig) => fetch(hookURL, { method: 'POST', body, headers: { 'Content-Type': 'application/json', 'Prickle-Timestamp': String(ts), 'Prickle-Signature': sig } });
+    const now = Math.floor(Date.now() / 1000);
+    const before = runner.linesFor('wake-up').length;
+    const refusedBefore = runner.linesFor('webhook refused').length;
+    assert.equal((await post(now, sign(now, 'whsec_not_the_secret_at_all'))).status, 401, 'bad signature');
+    assert.equal((await post(now - 600, sign(now - 600))).status, 401, 'stale timestamp, correctly signed');
+    assert.equal((await post(now, 'v1=')).status, 401, 'empty signature');
+    assert.equal((await fetch(hookURL)).status, 405);
+    await eventually(() => runner.linesFor('webhook refused').length >= refusedBefore + 3, { timeoutMs: 5000 });
+    assert.deepEqual(runner.linesFor('webhook refused').slice(-3).map((l) => l.why), ['bad signature', 'stale timestamp', 'bad signature']);
+    assert.equal(runner.linesFor('wake-up').length, before, 'nothing refused was taken');
+    assert.equal((await post(now, sign(now))).status, 202, 'the delivery is taken');
+    assert.equal((await post(now, sign(now))).status, 200, 'the replay is answered, not run');
+    await runner.runEnded(refusedTask, 'result_refused');
+    assert.equal((await post(now, sign(now))).status, 200, 'a replay after the run is not run either');
+    assert.equal(runner.linesFor('run start', (l) => l.run === run.run_id).length, 1, 'one run for the delivery');
+    const repeats = () => runner.linesFor('wake-up repeated; not run again', (l) => l.run === run.run_id).length;
+    await eventually(() => repeats() >= 2, { timeoutMs: 5000 }); // the runner's output arrives after its answers
+    assert.equal(repeats(), 2);
+  });
+});

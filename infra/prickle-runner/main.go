@@ -1,0 +1,37 @@
+// Command prickle-runner runs where an agent works and starts its runs when
+// Prickle wakes it: by a signed webhook, or by claiming wake-ups (pull mode,
+// no public URL needed). See the README's "Run your agents" and
+// runner.example.yaml.
+//
+//	go install github.com/useprickle/prickle/infra/prickle-runner@latest
+//	prickle-runner --config runner.yaml
+package main
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/useprickle/prickle/shared/runner"
+)
+
+func main() {
+	configPath := flag.String("config", "runner.yaml", "the runner's configuration file (see runner.example.yaml)")
+	flag.Parse()
+	out := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	cfg, err := runner.LoadConfig(*configPath)
+	if err != nil {
+		out.Error("prickle-runner cannot start", "error", err.Error())
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := runner.Serve(ctx, cfg, out); err != nil {
+		out.Error("prickle-runner stopped", "error", err.Error())
+		stop()
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,130 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// TaskView is what the runner needs to know of a run's task.
+type TaskView struct {
+	Project  string
+	State    string
+	Assignee string
+	// Marks counts the assignee's own checkpoints, results and declines in the
+	// history: a run that added none ends "without a checkpoint of its own".
+	Marks int
+}
+
+// Tasks is how the runner reads a task and leaves a checkpoint, with a given token.
+type Tasks interface {
+	Task(ctx context.Context, token, taskID string) (TaskView, error)
+	Checkpoint(ctx context.Context, token, taskID, progress string, nextSteps []string) error
+}
+
+// ErrRefused wraps a tool's domain refusal (isError): another token would not help.
+var ErrRefused = errors.New("refused by Prickle")
+
+// MCPTasks talks to Prickle's MCP endpoint with the mcp-go client.
+type MCPTasks struct {
+	URL  string
+	HTTP *http.Client
+}
+
+// NewMCPTasks builds an MCPTasks with a 30-second HTTP timeout.
+func NewMCPTasks(mcpURL string) *MCPTasks {
+	return &MCPTasks{URL: mcpURL, HTTP: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// call runs one tool with token and returns the JSON text of its result.
+func (m *MCPTasks) call(ctx context.Context, token, tool string, args map[string]any) ([]byte, error) {
+	c, err := client.NewStreamableHttpClient(m.URL,
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}),
+		transport.WithHTTPBasicClient(m.HTTP))
+	if err != nil {
+		return nil, fmt.Errorf("%s: MCP client: %w", tool, err)
+	}
+	defer c.Close()
+	if err := c.Start(ctx); err != nil {
+		return nil, fmt.Errorf("%s: start MCP client: %w", tool, err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = mcp.Implementation{Name: "prickle-runner", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		return nil, fmt.Errorf("%s: initialize: %w", tool, err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = tool, args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tool, err)
+	}
+	var text string
+	for _, ct := range res.Content {
+		if tc, ok := mcp.AsTextContent(ct); ok {
+			text = tc.Text
+			break
+		}
+	}
+	if res.IsError {
+		return nil, fmt.Errorf("%s: %w: %s", tool, ErrRefused, clip(text, 500))
+	}
+	return []byte(text), nil
+}
+
+// getTask is the part of get_task's result the runner reads.
+type getTask struct {
+	Task struct {
+		Project  string `json:"project"`
+		State    string `json:"state"`
+		Assignee string `json:"assignee"`
+	} `json:"task"`
+	History []struct {
+		By     string `json:"by"`
+		Action string `json:"action"`
+	} `json:"history"`
+}
+
+// Task reads the task with get_task.
+func (m *MCPTasks) Task(ctx context.Context, token, taskID string) (TaskView, error) {
+	b, err := m.call(ctx, token, "get_task", map[string]any{"task_id": taskID})
+	if err != nil {
+		return TaskView{}, err
+	}
+	var g getTask
+	if err := json.Unmarshal(b, &g); err != nil {
+		return TaskView{}, fmt.Errorf("get_task %s: result is not a task: %w", taskID, err)
+	}
+	v := TaskView{Project: g.Task.Project, State: g.Task.State, Assignee: g.Task.Assignee}
+	for _, h := range g.History {
+		if h.By == v.Assignee && (h.Action == "checkpoint" || h.Action == "return_result" || h.Action == "decline") {
+			v.Marks++
+		}
+	}
+	return v, nil
+}
+
+// Checkpoint saves a checkpoint with save_checkpoint.
+func (m *MCPTasks) Checkpoint(ctx context.Context, token, taskID, progress string, nextSteps []string) error {
+	_, err := m.call(ctx, token, "save_checkpoint", map[string]any{
+		"task_id": taskID, "progress": clip(progress, 2000), "decisions": []string{},
+		"files_touched": []string{}, "next_steps": nextSteps, "open_questions": []string{},
+	})
+	return err
+}
+
+// clip keeps at most n characters of s.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n])
+}
