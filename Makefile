@@ -8,10 +8,11 @@ TOOLS := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 E2E_NODE := infra/e2e/node_modules/.package-lock.json
 
-.PHONY: local test lint unit fuzz integration e2e deps venv node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure
+.PHONY: local test lint unit fuzz integration e2e deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure
 
 ## local: start the emulator, create tables from template.yaml, seed website-v2, serve /mcp on 127.0.0.1:$${PORT:-3000}
-local: venv
+## (installs only the emulator into .venv: infra/requirements-local.txt)
+local: venv-local
 	go run ./infra/local
 
 ## test: lint, unit (incl. the least-privilege test of template.yaml), the fuzz targets for a bounded time,
@@ -23,9 +24,16 @@ test: deps lint unit fuzz integration e2e template e2e-rie
 deps: venv node tools
 	go mod download
 
-venv: $(VENV)/.installed
-$(VENV)/.installed: infra/requirements.txt
+# venv-local: the emulator only (make local, integration); venv: everything the tests use
+# (the e2e Python client, cfn-lint, the SAM CLI), on top of it.
+venv-local: $(VENV)/.installed-local
+$(VENV)/.installed-local: infra/requirements-local.txt
 	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r infra/requirements-local.txt
+	touch $@
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: infra/requirements.txt $(VENV)/.installed-local
 	$(PY) -m pip install --quiet --disable-pip-version-check -r infra/requirements.txt
 	touch $@
 
@@ -59,7 +67,7 @@ fuzz:
 		go test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}"; \
 	done
 
-integration: venv
+integration: venv-local
 	infra/moto/with-emulator.sh go test -count=1 -tags integration ./...
 
 e2e: venv node

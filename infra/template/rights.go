@@ -9,8 +9,11 @@ import (
 
 // Rights is what one function may do, by logical id of the resources.
 type Rights struct {
-	Reads     []string // tables it may read (GetItem, Query, BatchGetItem)
-	Writes    []string // tables it may write (PutItem, UpdateItem, DeleteItem, ...)
+	Reads  []string // tables it may read (GetItem, Query, BatchGetItem)
+	Writes []string // tables it may write (PutItem, UpdateItem, DeleteItem, ...)
+	// Checks are tables it may only name in a transaction's condition check
+	// (ConditionCheckItem), which changes nothing: update_pulse checks the task.
+	Checks    []string
 	Publishes bool     // events:PutEvents on the bus
 	Email     bool     // ses:SendEmail (notify only)
 	Invokes   []string // functions it may invoke (the mcp front: the tool functions)
@@ -146,8 +149,13 @@ func checkDynamoDB(action, id, typ, text string, want Rights) string {
 	for _, r := range streamReads {
 		isStream = isStream || ActionMatches(action, "dynamodb:"+r)
 	}
+	checkOnly := ActionMatches(action, "dynamodb:ConditionCheckItem")
+	for _, w := range dynamodbWrites {
+		checkOnly = checkOnly && (w == "ConditionCheckItem" || !ActionMatches(action, "dynamodb:"+w))
+	}
 	onStream := strings.HasSuffix(text, "StreamArn") || strings.Contains(text, "/stream/")
 	switch {
+	case isWrite && checkOnly && slices.Contains(want.Checks, id) && !onStream:
 	case isWrite && !slices.Contains(want.Writes, id):
 		return fmt.Sprintf("%s on %s: this function does not write %s", action, text, id)
 	case isWrite && onStream:

@@ -40,7 +40,8 @@ var need = map[string]Rights{
 	"RequestStepFunction":    {MCP: true, Reads: []string{directory, tasks, steps}, Writes: []string{tasks, steps}, Publishes: true},
 	"ReturnResultFunction":   {MCP: true, Reads: []string{directory, tasks}, Writes: []string{tasks}, Publishes: true},
 	"ReviewResultFunction":   {MCP: true, Reads: []string{directory, tasks}, Writes: []string{tasks}, Publishes: true},
-	"UpdatePulseFunction":    {MCP: true, Reads: []string{directory, tasks}, Writes: []string{pulse}},
+	// update_pulse with task_id checks the task's project in its put's transaction.
+	"UpdatePulseFunction": {MCP: true, Reads: []string{directory, tasks}, Writes: []string{pulse}, Checks: []string{tasks}},
 	// web decides steps and results from approval links (single-use links
 	// and dedup records live in the directory) and shows Team Pulse.
 	"WebFunction": {Reads: []string{directory, tasks, steps, pulse}, Writes: []string{directory, tasks, steps}, Publishes: true, Secrets: true},
@@ -104,6 +105,12 @@ func TestCheckCatchesExcessGrants(t *testing.T) {
 		{"dynamodb:* on * for a read tool", "GetTaskFunction", wild, `grants dynamodb:* on resource "*"`},
 		{"write on a table the tool does not write", "UpdatePulseFunction",
 			map[string]any{"Sid": "X", "Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": map[string]any{"Fn::GetAtt": "TasksTable.Arn"}},
+			"does not write TasksTable"},
+		{"a condition check on a table the tool does not check", "UpdatePulseFunction",
+			map[string]any{"Sid": "X", "Effect": "Allow", "Action": "dynamodb:ConditionCheckItem", "Resource": map[string]any{"Fn::GetAtt": "StepsTable.Arn"}},
+			"does not write StepsTable"},
+		{"a wildcard write on a table the tool only checks", "UpdatePulseFunction",
+			map[string]any{"Sid": "X", "Effect": "Allow", "Action": "dynamodb:*Item", "Resource": map[string]any{"Fn::GetAtt": "TasksTable.Arn"}},
 			"does not write TasksTable"},
 		{"email from a tool", "ReturnResultFunction",
 			map[string]any{"Sid": "X", "Effect": "Allow", "Action": "ses:SendEmail", "Resource": map[string]any{"Fn::Sub": "arn:aws:ses:us-east-1:1:identity/*"}},

@@ -94,14 +94,26 @@ type rpcPeek struct {
 	Params struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
-		Meta      *mcp.Meta       `json:"_meta"`
+		Meta      *peekMeta       `json:"_meta"`
 	} `json:"params"`
+}
+
+// peekMeta is the one _meta field the endpoint reads: the protocol version,
+// kept raw so that a malformed one reads as absent, as mcp.Meta reads it
+// (decoding the whole mcp.Meta here cost about 50 allocations per call).
+type peekMeta struct {
+	ProtocolVersion json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
 }
 
 // modern reports whether the request speaks MCP 2026-07-28 or later, where
 // JSON-RPC errors also carry an HTTP status.
 func (p rpcPeek) modern() bool {
-	return p.Params.Meta != nil && mcp.IsModernProtocol(p.Params.Meta.ProtocolVersion())
+	if p.Params.Meta == nil {
+		return false
+	}
+	var version string
+	_ = json.Unmarshal(p.Params.Meta.ProtocolVersion, &version)
+	return mcp.IsModernProtocol(version)
 }
 
 // rpcStatus is the HTTP status of a JSON-RPC error: 200 for the handshake
@@ -159,6 +171,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 
+	ctx := identity.WithCaller(r.Context(), caller)
 	var peek rpcPeek
 	peekErr := json.Unmarshal(body, &peek)
 	var tooDeep *jsonlimit.Error
@@ -195,10 +208,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					h.cfg.Route(t.Name).ServeHTTP(rec, r)
 					return
 				}
+				ctx = mcpserver.WithCheckedArguments(ctx, t.Name, peek.Params.Arguments)
 			}
 		}
 	}
-	h.mcp.ServeHTTP(rec, r.WithContext(identity.WithCaller(r.Context(), caller)))
+	h.mcp.ServeHTTP(rec, r.WithContext(ctx))
 }
 
 // originAllowed reports whether origin is one of the configured origins;

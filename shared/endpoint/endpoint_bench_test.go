@@ -4,12 +4,9 @@ package endpoint_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -113,36 +110,4 @@ func BenchmarkToolCall(b *testing.B) {
 			return run.RunToken, `{"tool_name":"Bash","input":{"command":"git push origin main"},"kind":"outbound","target":"origin","reason":"Publish the reviewed branch."}`
 		})
 	})
-}
-
-// benchCall runs one tools/call per iteration. With setup, each iteration
-// first gets its token and arguments from it, off the clock.
-func benchCall(b *testing.B, h http.Handler, token, tool, args string, setup func(*testing.B) (string, string)) {
-	b.ReportAllocs()
-	for b.Loop() {
-		if setup != nil {
-			b.StopTimer()
-			token, args = setup(b)
-			b.StartTimer()
-		}
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args +
-			`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
-		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", tool)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		var resp struct {
-			Result *struct {
-				IsError bool `json:"isError"`
-			} `json:"result"`
-		}
-		if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil || resp.Result == nil || resp.Result.IsError {
-			b.Fatalf("%s: HTTP %d %s", tool, w.Code, w.Body.String())
-		}
-	}
 }

@@ -123,6 +123,11 @@ type Steps interface {
 // Pulses stores Team Pulse.
 type Pulses interface {
 	PutPulse(ctx context.Context, e pulse.Entry) error
+	// PutTaskPulse is PutPulse for an entry naming a task (e.TaskID): it
+	// stores e only if that task belongs to e.Project, checked in the same
+	// write, so update_pulse needs no read of the task. Otherwise nothing is
+	// written and ErrConflict comes back.
+	PutTaskPulse(ctx context.Context, e pulse.Entry) error
 	Pulse(ctx context.Context, project string) ([]pulse.Entry, error)
 }
 

@@ -430,6 +430,21 @@ func (s *Store) PutPulse(_ context.Context, e pulse.Entry) error {
 	return nil
 }
 
+// PutTaskPulse implements team.Pulses: PutPulse, only if the entry's task is in its project.
+func (s *Store) PutTaskPulse(ctx context.Context, e pulse.Entry) error {
+	id := ""
+	if e.TaskID != nil {
+		id = *e.TaskID
+	}
+	s.mu.Lock()
+	t, ok := s.tasks[id]
+	s.mu.Unlock()
+	if !ok || t.Project != e.Project {
+		return fmt.Errorf("put pulse of %s on task %s: %w", e.AgentID, id, team.ErrConflict)
+	}
+	return s.PutPulse(ctx, e)
+}
+
 // Pulse implements team.Pulses: the project's entries, most recently updated first.
 func (s *Store) Pulse(_ context.Context, project string) ([]pulse.Entry, error) {
 	s.mu.Lock()
