@@ -28,6 +28,34 @@ func (t *Template) EventRules(given map[string]string) ([]Rule, error) {
 	}
 	r := resolver{params: params}
 	var rules []Rule
+	err = t.functionEvents("EventBridgeRule", func(function, name string, props *yaml.Node) error {
+		pattern, err := r.resolve(mappingValue(props, "Pattern"))
+		if err != nil {
+			return err
+		}
+		if pattern == nil {
+			return fmt.Errorf("EventBridgeRule has no Pattern")
+		}
+		rule := Rule{Function: function, Name: name}
+		if rule.Source, err = stringList(mappingValue(pattern, "source")); err != nil {
+			return fmt.Errorf("source: %w", err)
+		}
+		if rule.DetailTypes, err = stringList(mappingValue(pattern, "detail-type")); err != nil {
+			return fmt.Errorf("detail-type: %w", err)
+		}
+		if len(rule.DetailTypes) == 0 {
+			return fmt.Errorf("pattern names no detail-type")
+		}
+		rules = append(rules, rule)
+		return nil
+	})
+	return rules, err
+}
+
+// functionEvents calls fn with the Properties of every event of type typ of
+// every AWS::Serverless::Function, in template order; an error names the
+// function and the event.
+func (t *Template) functionEvents(typ string, fn func(function, name string, props *yaml.Node) error) error {
 	for _, res := range t.resources {
 		if res.typ != "AWS::Serverless::Function" {
 			continue
@@ -38,30 +66,15 @@ func (t *Template) EventRules(given map[string]string) ([]Rule, error) {
 		}
 		for i := 0; i+1 < len(events.Content); i += 2 {
 			name, ev := events.Content[i].Value, events.Content[i+1]
-			if typ := mappingValue(ev, "Type"); typ == nil || typ.Value != "EventBridgeRule" {
+			if et := mappingValue(ev, "Type"); et == nil || et.Value != typ {
 				continue
 			}
-			pattern, err := r.resolve(mappingValue(mappingValue(ev, "Properties"), "Pattern"))
-			if err != nil {
-				return nil, fmt.Errorf("function %s event %s: %w", res.logicalID, name, err)
+			if err := fn(res.logicalID, name, mappingValue(ev, "Properties")); err != nil {
+				return fmt.Errorf("function %s event %s: %w", res.logicalID, name, err)
 			}
-			if pattern == nil {
-				return nil, fmt.Errorf("function %s event %s: EventBridgeRule has no Pattern", res.logicalID, name)
-			}
-			rule := Rule{Function: res.logicalID, Name: name}
-			if rule.Source, err = stringList(mappingValue(pattern, "source")); err != nil {
-				return nil, fmt.Errorf("function %s event %s: source: %w", res.logicalID, name, err)
-			}
-			if rule.DetailTypes, err = stringList(mappingValue(pattern, "detail-type")); err != nil {
-				return nil, fmt.Errorf("function %s event %s: detail-type: %w", res.logicalID, name, err)
-			}
-			if len(rule.DetailTypes) == 0 {
-				return nil, fmt.Errorf("function %s event %s: pattern names no detail-type", res.logicalID, name)
-			}
-			rules = append(rules, rule)
 		}
 	}
-	return rules, nil
+	return nil
 }
 
 // stringList decodes a pattern's list of exact strings; nil is an empty list.

@@ -20,28 +20,15 @@ type StreamSource struct {
 // an error rather than a stream the local stack silently never reads.
 func (t *Template) StreamSources() ([]StreamSource, error) {
 	var out []StreamSource
-	for _, res := range t.resources {
-		if res.typ != "AWS::Serverless::Function" {
-			continue
+	err := t.functionEvents("DynamoDB", func(function, _ string, props *yaml.Node) error {
+		table, ok := strings.CutSuffix(getAttTarget(mappingValue(props, "Stream")), ".StreamArn")
+		if !ok || table == "" {
+			return fmt.Errorf("its Stream must be !GetAtt <Table>.StreamArn")
 		}
-		events := mappingValue(res.properties, "Events")
-		if events == nil {
-			continue
-		}
-		for i := 0; i+1 < len(events.Content); i += 2 {
-			name, ev := events.Content[i].Value, events.Content[i+1]
-			if typ := mappingValue(ev, "Type"); typ == nil || typ.Value != "DynamoDB" {
-				continue
-			}
-			stream := mappingValue(mappingValue(ev, "Properties"), "Stream")
-			table, ok := strings.CutSuffix(getAttTarget(stream), ".StreamArn")
-			if !ok || table == "" {
-				return nil, fmt.Errorf("function %s event %s: Stream must be !GetAtt <Table>.StreamArn", res.logicalID, name)
-			}
-			out = append(out, StreamSource{Function: res.logicalID, Table: table})
-		}
-	}
-	return out, nil
+		out = append(out, StreamSource{Function: function, Table: table})
+		return nil
+	})
+	return out, err
 }
 
 // getAttTarget is "<Resource>.<Attribute>" of a !GetAtt node in short form
