@@ -178,7 +178,11 @@ func check(ctx context.Context, st *store.Store, l *ledger, teams []*teamOf, set
 	for _, tm := range teams {
 		cursor := ""
 		for {
-			page, err := st.ListTasks(ctx, team.TaskQuery{Project: tm.project, Role: "any", Limit: 100, Cursor: cursor})
+			var page team.TaskPage
+			err := patiently(func() (err error) {
+				page, err = st.ListTasks(ctx, team.TaskQuery{Project: tm.project, Role: "any", Limit: 100, Cursor: cursor})
+				return err
+			})
 			if err != nil {
 				return append(out, fmt.Sprintf("list the tasks of %s: %v", tm.project, err))
 			}
@@ -240,7 +244,12 @@ func check(ctx context.Context, st *store.Store, l *ledger, teams []*teamOf, set
 func settled(ctx context.Context, st *store.Store, id string, settle time.Duration) (task.Task, []task.Event, error) {
 	deadline := time.Now().Add(settle)
 	for {
-		t, h, err := st.TaskWithHistory(ctx, id)
+		var t task.Task
+		var h []task.Event
+		err := patiently(func() (err error) {
+			t, h, err = st.TaskWithHistory(ctx, id)
+			return err
+		})
 		if err != nil && !errors.Is(err, team.ErrNotFound) {
 			return t, h, fmt.Errorf("read: %w", err)
 		}
@@ -282,4 +291,20 @@ func (l *ledger) raceLine() string {
 		parts[i] = fmt.Sprintf("%d × %d %s: %d won, %d refused as stale, %d other", s.races, racers, t, s.winners, s.lost, s.other)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// drainTime is how long the checks wait for a stack still busy with the
+// calls the run left behind (the local emulator answers one request at a time).
+const drainTime = 5 * time.Minute
+
+// patiently runs a read, trying again while the database is only busy.
+func patiently(read func() error) error {
+	deadline := time.Now().Add(drainTime)
+	for {
+		err := read()
+		if err == nil || (!errors.Is(err, team.ErrUnavailable) && !errors.Is(err, team.ErrThrottled)) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(time.Second)
+	}
 }

@@ -15,7 +15,7 @@ type stats struct {
 	mu       sync.Mutex
 	lat      map[string][]time.Duration
 	kinds    map[string]int
-	examples map[string]string // one answer text per unexpected kind, for the report
+	examples map[string]string // one answer per unexpected kind, for the report
 	calls    int
 }
 
@@ -30,9 +30,8 @@ func (s *stats) add(tool string, a answer) {
 	s.lat[tool] = append(s.lat[tool], a.latency)
 	s.kinds[a.kind]++
 	if !expected(a.kind) {
-		key := a.kind + " " + tool
-		if _, ok := s.examples[key]; !ok {
-			s.examples[key] = clip(a.text, 300)
+		if _, ok := s.examples[a.kind]; !ok {
+			s.examples[a.kind] = tool + ": " + clip(a.text, 300)
 		}
 	}
 }
