@@ -44,7 +44,6 @@ type ledger struct {
 	mu      sync.Mutex
 	moves   map[string][]move
 	unknown map[string]int
-	project map[string]string
 	races   []*race
 	// unknownHandOffs counts, per project, hand-offs without a known outcome:
 	// tasks that may exist without the load having seen them created.
@@ -52,17 +51,14 @@ type ledger struct {
 }
 
 func newLedger() *ledger {
-	return &ledger{moves: map[string][]move{}, unknown: map[string]int{}, project: map[string]string{}, unknownHandOffs: map[string]int{}}
+	return &ledger{moves: map[string][]move{}, unknown: map[string]int{}, unknownHandOffs: map[string]int{}}
 }
 
-func (l *ledger) record(id, project string, a answer, m move) {
+func (l *ledger) record(id string, a answer, m move) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if id == "" {
 		return
-	}
-	if project != "" {
-		l.project[id] = project
 	}
 	switch {
 	case a.kind == kindOK:
@@ -88,7 +84,6 @@ type sim struct {
 	stats  *stats
 	ledger *ledger
 	think  time.Duration
-	teams  []*teamOf
 }
 
 // act sends one tool call, times it and records a move it made.
@@ -98,13 +93,13 @@ func (s *sim) act(ctx context.Context, ag *agent, tool string, args map[string]a
 	s.stats.add(tool, a)
 	switch {
 	case m.Action == "hand_off" && a.kind == kindOK:
-		s.ledger.record(taskIDOf(a.content), ag.team.project, a, m)
+		s.ledger.record(taskIDOf(a.content), a, m)
 	case m.Action == "hand_off" && outcomeUnknown(a.kind):
 		s.ledger.mu.Lock()
 		s.ledger.unknownHandOffs[ag.team.project]++
 		s.ledger.mu.Unlock()
 	case m.Action != "":
-		s.ledger.record(taskID, ag.team.project, a, m)
+		s.ledger.record(taskID, a, m)
 	}
 	return a
 }
