@@ -21,7 +21,6 @@ const (
 	kindTemporary   = "temporary"
 	kindRPCError    = "rpc_error"
 	kindHTTP4xx     = "http_4xx"
-	kindHTTP5xx     = "http_5xx"
 	kindTransport   = "transport"
 	kindBadResponse = "bad_response"
 )
@@ -31,7 +30,7 @@ func expected(kind string) bool { return kind == kindOK || kind == kindStale }
 
 // outcomeUnknown reports whether a move answered this way may or may not have landed.
 func outcomeUnknown(kind string) bool {
-	return kind == kindTemporary || kind == kindHTTP5xx || kind == kindTransport || kind == kindRPCError || kind == kindBadResponse
+	return kind == kindTemporary || strings.HasPrefix(kind, "http_5") || kind == kindTransport || kind == kindRPCError || kind == kindBadResponse
 }
 
 // answer is one tool call's result as the load command sees it.
@@ -93,7 +92,7 @@ func classify(status int, raw []byte, lat time.Duration) answer {
 	a := answer{status: status, latency: lat, text: string(raw)}
 	switch {
 	case status >= 500:
-		a.kind = kindHTTP5xx
+		a.kind = fmt.Sprintf("http_%d", status)
 		return a
 	case status >= 400:
 		a.kind = kindHTTP4xx

@@ -111,7 +111,7 @@ func TestClassify(t *testing.T) {
 		{"temporary", 200, `{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"accept_task could not finish: Prickle's database is throttling requests right now. This is temporary and nothing was changed: retry the same call in a few seconds."}]}}`, kindTemporary},
 		{"another refusal", 200, `{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"evidence is required: at least one item"}]}}`, kindRefused},
 		{"json-rpc error", 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}`, kindRPCError},
-		{"503", 503, `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"temporarily unavailable"}}`, kindHTTP5xx},
+		{"503", 503, `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"temporarily unavailable"}}`, "http_503"},
 		{"401", 401, `{}`, kindHTTP4xx},
 		{"not json", 200, `<html>`, kindBadResponse},
 	}
