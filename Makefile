@@ -88,21 +88,31 @@ build-NotifyFunction: ; $(call lambda-build,notify)
 build-WakeFunction: ; $(call lambda-build,wake)
 build-RouteFunction: ; $(call lambda-build,route)
 build-StepExpiryFunction: ; $(call lambda-build,step-expiry)
+build-TaskEventsFunction: ; $(call lambda-build,task-events)
 
 # ---- template checks and the Lambda Runtime Interface Emulator ----
 SAM := SAM_CLI_TELEMETRY=0 $(CURDIR)/$(VENV)/bin/sam
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
 
-## template: cfn-lint, sam validate --lint and sam build (no Docker, no AWS account, no credentials)
+## template: cfn-lint, sam validate --lint and sam build (no Docker, no AWS account, no credentials),
+## in both gateway modes (ApiGateway=rest, the default, and ApiGateway=http)
 template: cfn-lint sam-validate sam-build
+
+# sam validate takes no parameters: the http run validates a copy whose ApiGateway default is http.
+HTTP_TEMPLATE := .aws-sam/template-http.yaml
 
 cfn-lint: venv
 	$(VENV)/bin/cfn-lint template.yaml infra/routing/template.yaml
+	$(VENV)/bin/cfn-lint --parameters ApiGateway=http -- template.yaml
 
 sam-validate: venv
 	$(SAM) validate --lint
+	mkdir -p .aws-sam && sed 's/^    Default: rest$$/    Default: http/' template.yaml > $(HTTP_TEMPLATE)
+	grep -q '^    Default: http$$' $(HTTP_TEMPLATE)
+	$(SAM) validate --lint -t $(HTTP_TEMPLATE)
 
 sam-build: venv
+	$(SAM) build --parameter-overrides ApiGateway=http
 	$(SAM) build
 
 rie: $(TOOLS)/aws-lambda-rie
@@ -110,10 +120,12 @@ $(TOOLS)/aws-lambda-rie:
 	GOBIN=$(TOOLS) go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
 
 ## e2e-rie: every function's bootstrap under its own aws-lambda-rie; the TS and Python MCP client
-## scenarios through the header router; every events/ sample replayed
+## scenarios in both gateway modes (REST: the header router; HTTP API: payload 2.0 events, every tool
+## call through mcp); every events/ sample replayed
 e2e-rie: venv node rie
 	go vet -tags rie ./infra/rie/
 	go run ./infra/rie -e2e
+	go run ./infra/rie -e2e -gateway http
 	go test -count=1 -tags rie ./infra/rie/
 
 ## measure: binary sizes and RIE init durations, as the markdown table of the README's Deploy section

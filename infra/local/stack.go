@@ -14,18 +14,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/bus"
 	prconfig "github.com/useprickle/prickle/shared/config"
 	"github.com/useprickle/prickle/shared/endpoint"
 	"github.com/useprickle/prickle/shared/event"
+	"github.com/useprickle/prickle/shared/expiry"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/notify"
 	"github.com/useprickle/prickle/shared/outbox"
 	"github.com/useprickle/prickle/shared/route"
 	"github.com/useprickle/prickle/shared/slackin"
 	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/taskstream"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
 	"github.com/useprickle/prickle/shared/web"
@@ -39,8 +44,12 @@ type environment struct {
 	store  *store.Store
 	tables map[string]string
 	rules  []stack.Rule
-	tokens map[string]string
-	signer link.Signer
+	// streams are the functions reading table streams, which the stack follows with these clients.
+	streams       []stack.StreamSource
+	client        *dynamodb.Client
+	streamsClient *dynamodbstreams.Client
+	tokens        map[string]string
+	signer        link.Signer
 	// slackSecret is the Slack signing secret the local /slack/interactivity verifies with.
 	slackSecret string
 }
@@ -61,6 +70,10 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 		return nil, err
 	}
 	rules, err := tmpl.EventRules(localParams)
+	if err != nil {
+		return nil, err
+	}
+	streams, err := tmpl.StreamSources()
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +117,8 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 	if err != nil {
 		return nil, err
 	}
-	return &environment{store: st, tables: names, rules: rules, tokens: tokens, signer: signer, slackSecret: hex.EncodeToString(slackKey)}, nil
+	return &environment{store: st, tables: names, rules: rules, streams: streams, client: client, streamsClient: store.NewStreamsClient(endpointURL),
+		tokens: tokens, signer: signer, slackSecret: hex.EncodeToString(slackKey)}, nil
 }
 
 // backfillSlackUsers gives the seeded owners of a state seeded before they
@@ -149,8 +163,9 @@ func signingKey(path string) ([]byte, error) {
 
 // handler wires what the cloud runs as separate functions into one process:
 // /mcp routed by header to per-tool endpoints as the custom domain does, the
-// web pages, Slack's interactivity endpoint, the dev outbox, and the event rules of template.yaml delivering
-// to notify, wake and route in-process. Every agent's wake URL is the
+// web pages, Slack's interactivity endpoint, the dev outbox, the event rules of template.yaml delivering
+// to notify, wake and route in-process, and the stream functions (step-expiry, task-events) fed from the
+// emulator's table streams. Every agent's wake URL is the
 // stack's own receiver, so wake-ups land in the outbox too.
 func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL string) (http.Handler, error) {
 	box := outbox.New()
@@ -170,6 +185,14 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 		return nil, fmt.Errorf("local event rules: %w", err)
 	}
 	svc.Events = local
+	// The stream functions, fed by polling the emulator's streams.
+	err = e.followStreams(ctx, log, map[string]streamHandler{
+		"StepExpiryFunction": expiry.New(svc, local).Handle,
+		"TaskEventsFunction": taskstream.New(e.store, local).Handle,
+	})
+	if err != nil {
+		return nil, err
+	}
 
 	if err := e.registerWakeHooks(ctx, baseURL); err != nil {
 		return nil, err

@@ -39,7 +39,11 @@ func (s *Stack) RunE2E(ctx context.Context, root, suites string) error {
 		case "py":
 			err = run(ctx, root, env, filepath.Join(root, ".venv", "bin", "python"), "-m", "pytest", filepath.Join(root, "infra", "e2e", "py"), "-q", "-p", "no:cacheprovider")
 		case "routing":
-			err = s.checkRouting(ctx)
+			if s.opts.Gateway == "http" {
+				err = s.checkFront(ctx)
+			} else {
+				err = s.checkRouting(ctx)
+			}
 		default:
 			err = fmt.Errorf("unknown suite %q", suite)
 		}
@@ -68,31 +72,43 @@ func run(ctx context.Context, dir string, env []string, name string, args ...str
 	return cmd.Run()
 }
 
+// post sends one MCP request to the stack's /mcp as alice/writer.
+func (s *Stack) post(ctx context.Context, headers map[string]string, body string) (int, string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.MCPURL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+s.Local.Tokens["alice/writer"])
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), nil
+}
+
+// The same get_task call in each protocol era, and the headers each sends.
+const (
+	exampleArgs = `{"task_id":"example-task-id"}`
+	modernCall  = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_task","arguments":` + exampleArgs +
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"rie","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	legacyInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"rie","version":"0"}}}`
+	legacyCall = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_task","arguments":` + exampleArgs + `}}`
+)
+
+var (
+	modernHeaders = map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "get_task"}
+	legacyHeaders = map[string]string{"MCP-Protocol-Version": "2025-11-25"}
+)
+
 // checkRouting counts invocations around one call of each era.
 func (s *Stack) checkRouting(ctx context.Context) error {
-	token := s.Local.Tokens["alice/writer"]
-	call := func(headers map[string]string, body string) (int, string, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.MCPURL, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+token)
-		for k, v := range headers {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return 0, "", err
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), nil
-	}
-	args := `{"task_id":"example-task-id"}`
-
+	call := func(headers map[string]string, body string) (int, string, error) { return s.post(ctx, headers, body) }
 	before := s.Counts()
-	modern := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_task","arguments":` + args +
-		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"rie","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
-	code, body, err := call(map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "get_task"}, modern)
+	code, body, err := call(modernHeaders, modernCall)
 	if err != nil || code != 200 || !strings.Contains(body, "example-task-id") {
 		return fmt.Errorf("2026-07-28 get_task: %d %v %.300s", code, err, body)
 	}
@@ -106,12 +122,10 @@ func (s *Stack) checkRouting(ctx context.Context) error {
 	fmt.Println("ok  2026-07-28 tools/call get_task: router → get_task function (mcp not invoked)")
 
 	before = after
-	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"rie","version":"0"}}}`
-	if code, body, err = call(nil, init); err != nil || code != 200 {
+	if code, body, err = call(nil, legacyInit); err != nil || code != 200 {
 		return fmt.Errorf("2025-11-25 initialize: %d %v %.300s", code, err, body)
 	}
-	legacy := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_task","arguments":` + args + `}}`
-	code, body, err = call(map[string]string{"MCP-Protocol-Version": "2025-11-25"}, legacy)
+	code, body, err = call(legacyHeaders, legacyCall)
 	if err != nil || code != 200 || !strings.Contains(body, "example-task-id") {
 		return fmt.Errorf("2025-11-25 get_task: %d %v %.300s", code, err, body)
 	}
@@ -133,7 +147,7 @@ func (s *Stack) Measure(ctx context.Context, w io.Writer) error {
 	for _, f := range s.sorted() {
 		payload := []byte(`{"httpMethod":"GET","path":"/","headers":{},"body":""}`)
 		switch f.Name {
-		case "notify", "wake", "route", "step-expiry":
+		case "notify", "wake", "route", "step-expiry", "task-events":
 			payload = []byte(`{}`) // decoding fails after init: enough to start the runtime
 		}
 		_, _ = s.Invoke(ctx, invokeInput(f.Name, payload))

@@ -12,6 +12,8 @@
 //	go run ./infra/rie          serve until Ctrl-C (PORT, default a free port)
 //	go run ./infra/rie -e2e     run the TypeScript and Python MCP client scenarios against it, then stop
 //	go run ./infra/rie -measure print each function's binary size and INIT duration (markdown)
+//	-gateway http               the HTTP API in front instead (template.yaml's ApiGateway=http):
+//	                            payload 2.0 events, every tool call through mcp
 package main
 
 import (
@@ -29,6 +31,7 @@ func main() {
 	e2e := flag.Bool("e2e", false, "run the MCP client scenarios against the stack, then stop")
 	measure := flag.Bool("measure", false, "print the size / init duration table, then stop")
 	suites := flag.String("suites", "ts py routing", "with -e2e: which suites to run (ts, py, raw, routing)")
+	gateway := flag.String("gateway", "rest", "the API in front: rest (routing by header) or http (HTTP API, payload 2.0, all through mcp)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -45,7 +48,7 @@ func main() {
 		}
 		defer os.RemoveAll(stateDir)
 	}
-	s, err := Start(ctx, Options{Root: root, StateDir: stateDir, Port: os.Getenv("PORT"), Log: log})
+	s, err := Start(ctx, Options{Root: root, StateDir: stateDir, Port: os.Getenv("PORT"), Log: log, Gateway: *gateway})
 	if err != nil {
 		fatal(err)
 	}
@@ -62,7 +65,7 @@ func main() {
 			s.Close()
 			fatal(err)
 		}
-		fmt.Println("e2e-rie: all suites passed")
+		fmt.Printf("e2e-rie (%s gateway): all suites passed\n", *gateway)
 	default:
 		fmt.Printf("mcp        %s (each function under its own aws-lambda-rie; logs in %s)\n", s.MCPURL, filepath.Join(stateDir, "logs"))
 		fmt.Printf("state      %s\n", s.StatePath)

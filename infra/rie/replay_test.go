@@ -2,13 +2,16 @@
 
 // Replays every file in events/ through the RIE stack (`make e2e-rie`):
 // API Gateway proxy requests are routed as the custom domain routes them and
-// their responses asserted; EventBridge events go to every function whose
-// template rule matches them; DynamoDB stream records go to step-expiry.
+// their responses asserted; HTTP API (payload 2.0) requests as the HttpApi
+// of ApiGateway=http routes them; EventBridge events go to every function whose
+// template rule matches them; DynamoDB stream records go to step-expiry
+// (steps table) or task-events (tasks table).
 // Each must come back without a function error.
 package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -150,16 +153,45 @@ func TestReplayEveryEvent(t *testing.T) {
 			switch {
 			case probe["httpMethod"] != nil:
 				replayProxy(t, filepath.Base(file), payload)
+			case probe["routeKey"] != nil:
+				replayHTTPAPI(t, filepath.Base(file), payload)
 			case probe["detail-type"] != nil:
 				replayEventBridge(t, payload)
 			case probe["Records"] != nil:
-				out := invoke(t, "step-expiry", payload)
-				t.Logf("step-expiry: %s", out)
+				fn := streamFunction(t, payload)
+				out := invoke(t, fn, payload)
+				t.Logf("%s: %s", fn, out)
 			default:
-				t.Fatalf("%s: not an API Gateway, EventBridge or DynamoDB stream event; add a case here", file)
+				t.Fatalf("%s: not an API Gateway (REST or HTTP API), EventBridge or DynamoDB stream event; add a case here", file)
 			}
 		})
 	}
+}
+
+// streamFunction is the function a DynamoDB stream event goes to, by the
+// table its records come from: the tasks table's (keys pk, sk) to
+// task-events, the steps table's (keys task_id, step_id) to step-expiry.
+func streamFunction(t *testing.T, payload []byte) string {
+	t.Helper()
+	var e struct {
+		Records []struct {
+			Dynamodb struct {
+				Keys map[string]json.RawMessage `json:"Keys"`
+			} `json:"dynamodb"`
+		} `json:"Records"`
+	}
+	if err := json.Unmarshal(payload, &e); err != nil || len(e.Records) == 0 {
+		t.Fatalf("not a DynamoDB stream event: %v", err)
+	}
+	keys := e.Records[0].Dynamodb.Keys
+	switch {
+	case keys["pk"] != nil && keys["sk"] != nil:
+		return "task-events"
+	case keys["task_id"] != nil && keys["step_id"] != nil:
+		return "step-expiry"
+	}
+	t.Fatalf("stream record keys %v are neither the tasks table's nor the steps table's", keys)
+	return ""
 }
 
 // invoke calls one function under its emulator and fails on a function error.
@@ -266,6 +298,73 @@ func replayProxy(t *testing.T, name string, payload []byte) {
 	default:
 		if resp.StatusCode >= 500 {
 			t.Fatalf("%s answered %d: %.300s", fn, resp.StatusCode, body)
+		}
+	}
+	t.Logf("%s → %s: %d", name, fn, resp.StatusCode)
+}
+
+// replayHTTPAPI sends an HTTP API (payload 2.0) sample to the function the
+// HttpApi routes it to (ApiGateway=http: /mcp → mcp, which hands a tool
+// call on by Lambda Invoke) and asserts the 2.0 response. A form body is
+// kept readable in the sample (its placeholders) and base64-encoded here,
+// as the HTTP API delivers non-text bodies.
+func replayHTTPAPI(t *testing.T, name string, payload []byte) {
+	var req events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(payload, &req); err != nil {
+		t.Fatal(err)
+	}
+	fn := "web"
+	switch {
+	case req.RawPath == "/mcp":
+		fn = "mcp"
+	case strings.HasPrefix(req.RawPath, "/slack/"):
+		fn = "slack"
+	}
+	if req.Headers["content-type"] == "application/x-www-form-urlencoded" && !req.IsBase64Encoded {
+		req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString([]byte(req.Body)), true
+		var err error
+		if payload, err = json.Marshal(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := rs.Counts()
+	raw := invoke(t, fn, payload)
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(raw, &resp); err != nil || resp.StatusCode == 0 {
+		t.Fatalf("%s: response is not an HTTP API 2.0 response (%v): %.300s", fn, err, raw)
+	}
+	var v1 struct {
+		MultiValueHeaders map[string][]string `json:"multiValueHeaders"`
+	}
+	if json.Unmarshal(raw, &v1) == nil && v1.MultiValueHeaders != nil {
+		t.Errorf("%s answered a REST (1.0) response to a 2.0 event: %.300s", fn, raw)
+	}
+	after := rs.Counts()
+	switch name {
+	case "httpapi-mcp-tools-call.json":
+		var r struct {
+			Result struct {
+				IsError           bool
+				StructuredContent struct {
+					Task struct{ ID string } `json:"task"`
+				} `json:"structuredContent"`
+			}
+		}
+		if err := json.Unmarshal([]byte(resp.Body), &r); err != nil || resp.StatusCode != 200 || r.Result.IsError || r.Result.StructuredContent.Task.ID != "example-task-id" {
+			t.Fatalf("mcp answered %d (%v): %.300s", resp.StatusCode, err, resp.Body)
+		}
+		if d := after["get_task"] - before["get_task"]; d != 1 {
+			t.Fatalf("mcp handed the call to get_task %d times, want 1", d)
+		}
+	case "httpapi-web-approval-post.json":
+		// As web-approval-post.json: past the signature and the form token
+		// (decoded from base64), the decision on a missing step is refused.
+		if resp.StatusCode != 409 || !strings.Contains(resp.Headers["Content-Type"], "text/html") {
+			t.Fatalf("web answered %d %q, want 409 text/html: %.300s", resp.StatusCode, resp.Headers["Content-Type"], resp.Body)
+		}
+	default:
+		if resp.StatusCode >= 500 {
+			t.Fatalf("%s answered %d: %.300s", fn, resp.StatusCode, resp.Body)
 		}
 	}
 	t.Logf("%s → %s: %d", name, fn, resp.StatusCode)

@@ -38,7 +38,11 @@ type Options struct {
 	Root     string // repository root
 	StateDir string // where binaries, logs and local.json go
 	Port     string // the /mcp router's port; "" picks a free one
-	Log      *slog.Logger
+	// Gateway is the API in front, as template.yaml's ApiGateway: "rest"
+	// (or "") routes by header as the custom domain does; "http" is the
+	// HTTP API, every /mcp request to mcp as a payload 2.0 event.
+	Gateway string
+	Log     *slog.Logger
 }
 
 // Function is one built bootstrap running under its own aws-lambda-rie.
@@ -416,21 +420,30 @@ func (s *Stack) Counts() map[string]int {
 	return out
 }
 
-// Router serves /mcp as the custom domain's routing rules do: Mcp-Name tool
-// calls straight to the tool's function, everything else to mcp; each hop is
-// a Lambda Invoke with the API Gateway proxy event. /slack/... goes to
-// slack; / and /a/... go to web.
+// Router serves the API in front. REST (the default) as the custom
+// domain's routing rules do: Mcp-Name tool calls straight to the tool's
+// function, everything else to mcp; each hop is a Lambda Invoke with the
+// API Gateway proxy event. /slack/... goes to slack; / and /a/... go to
+// web. With Gateway "http", the HTTP API's routes (httpAPIRouter).
 func (s *Stack) Router() (http.Handler, error) {
-	tools := map[string]http.Handler{}
-	for _, t := range catalog.All() {
-		tools[t.Name] = mcplambda.Forward{Lambda: s, Function: t.Name}
-	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", endpoint.RouteByHeader(mcplambda.Forward{Lambda: s, Function: "mcp"}, tools))
 	mux.HandleFunc("GET /rie/counts", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(s.Counts())
 	})
+	switch s.opts.Gateway {
+	case "http":
+		s.httpAPIRouter(mux)
+		return mux, nil
+	case "", "rest":
+	default:
+		return nil, fmt.Errorf("gateway %q: want rest or http", s.opts.Gateway)
+	}
+	tools := map[string]http.Handler{}
+	for _, t := range catalog.All() {
+		tools[t.Name] = mcplambda.Forward{Lambda: s, Function: t.Name}
+	}
+	mux.Handle("/mcp", endpoint.RouteByHeader(mcplambda.Forward{Lambda: s, Function: "mcp"}, tools))
 	if s.Functions["slack"] != nil {
 		mux.Handle("/slack/", mcplambda.Forward{Lambda: s, Function: "slack"})
 	}

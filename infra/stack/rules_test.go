@@ -81,3 +81,26 @@ func TestEventRulesResolveParametersInPatterns(t *testing.T) {
 		t.Fatal("an undeclared parameter was accepted")
 	}
 }
+
+func TestStreamSourcesOfTheTemplate(t *testing.T) {
+	got, err := loadRealTemplate(t).StreamSources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []StreamSource{{Function: "StepExpiryFunction", Table: "StepsTable"}, {Function: "TaskEventsFunction", Table: "TasksTable"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("stream sources = %v, want %v", got, want)
+	}
+}
+
+func TestStreamSourcesRefuseAStreamTheyCannotName(t *testing.T) {
+	src := "Resources:\n  F:\n    Type: AWS::Serverless::Function\n    Properties:\n      Events:\n" +
+		"        E:\n          Type: DynamoDB\n          Properties:\n            Stream: !Ref SomeArn\n"
+	tpl, err := ParseTemplate([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tpl.StreamSources(); err == nil || !strings.Contains(err.Error(), "GetAtt") {
+		t.Fatalf("err = %v, want one naming !GetAtt", err)
+	}
+}

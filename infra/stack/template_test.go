@@ -91,7 +91,7 @@ func TestTablesAsDeclared(t *testing.T) {
 			"by_assignee":  "assignee HASH, created_key RANGE",
 			"by_requester": "requester HASH, created_key RANGE",
 			"by_requested": "requested_project HASH, created_key RANGE",
-		}, "", "ttl"},
+		}, types.StreamViewTypeNewAndOldImages, "ttl"},
 		{"StepsTable", "task_id HASH, step_id RANGE", 2, nil, types.StreamViewTypeNewAndOldImages, "ttl"},
 		{"PulseTable", "project HASH, agent_id RANGE", 2, nil, "", ""},
 		{"DirectoryTable", "pk HASH, sk RANGE", 4, map[string]string{

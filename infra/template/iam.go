@@ -13,9 +13,13 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Template is the part of a template the rights checks read.
+// Template is the part of a template the rights and routing checks read.
 type Template struct {
 	Resources map[string]Resource
+	// Conditions and Defaults (parameter name → Default) let the checks
+	// say which resources a given set of parameters deploys.
+	Conditions map[string]any
+	Defaults   map[string]string
 }
 
 // Resource is one resource: its type and properties as plain Go values
@@ -23,6 +27,7 @@ type Template struct {
 // ({"Ref": x}, {"Fn::GetAtt": "X.Arn"}, {"Fn::Sub": s}, {"Fn::If": [...]}).
 type Resource struct {
 	Type       string
+	Condition  string // the resource's Condition attribute, "" when it always exists
 	Properties map[string]any
 }
 
@@ -52,12 +57,20 @@ func Parse(data []byte) (*Template, error) {
 	if !ok {
 		return nil, fmt.Errorf("template has no Resources")
 	}
-	t := &Template{Resources: map[string]Resource{}}
+	t := &Template{Resources: map[string]Resource{}, Defaults: map[string]string{}}
+	t.Conditions, _ = root["Conditions"].(map[string]any)
+	params, _ := root["Parameters"].(map[string]any)
+	for name, p := range params {
+		if def, ok := p.(map[string]any)["Default"]; ok {
+			t.Defaults[name] = fmt.Sprint(def)
+		}
+	}
 	for id, v := range res {
 		m, _ := v.(map[string]any)
 		typ, _ := m["Type"].(string)
+		cond, _ := m["Condition"].(string)
 		props, _ := m["Properties"].(map[string]any)
-		t.Resources[id] = Resource{Type: typ, Properties: props}
+		t.Resources[id] = Resource{Type: typ, Condition: cond, Properties: props}
 	}
 	return t, nil
 }

@@ -50,8 +50,10 @@ var need = map[string]Rights{
 	// notify signs approval links, remembers sent messages and Slack refs in the directory.
 	"NotifyFunction": {Reads: []string{directory, tasks, steps}, Writes: []string{directory}, Email: true, Secrets: true, Queues: []string{"FunctionsDeadLetterQueue"}},
 	// wake mints run tokens and records wake attempts (directory), and appends the audit entry of each token (tasks, AUDIT# keys only).
-	"WakeFunction":       {Reads: []string{directory, tasks, steps}, Writes: []string{directory, tasks}, Queues: []string{"FunctionsDeadLetterQueue"}},
-	"RouteFunction":      {Reads: []string{directory, tasks}, Writes: []string{directory, tasks}, Publishes: true, Queues: []string{"FunctionsDeadLetterQueue"}},
+	"WakeFunction":  {Reads: []string{directory, tasks, steps}, Writes: []string{directory, tasks}, Queues: []string{"FunctionsDeadLetterQueue"}},
+	"RouteFunction": {Reads: []string{directory, tasks}, Writes: []string{directory, tasks}, Publishes: true, Queues: []string{"FunctionsDeadLetterQueue"}},
+	// task-events reads the history line of each move it republishes.
+	"TaskEventsFunction": {Reads: []string{tasks}, Publishes: true, Stream: tasks, Queues: []string{"FunctionsDeadLetterQueue"}},
 	"StepExpiryFunction": {Reads: []string{directory, tasks, steps}, Writes: []string{directory, tasks, steps}, Publishes: true, Stream: steps, Queues: []string{"FunctionsDeadLetterQueue"}},
 }
 

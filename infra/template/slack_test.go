@@ -13,7 +13,7 @@ import (
 
 // TestSlackAppManifestMatchesTheRoute: the app manifest in the repository
 // sends interactions where template.yaml routes them (POST to the slack
-// function), and asks only for the scope Prickle uses.
+// function, on the API of either mode), and asks only for the scope Prickle uses.
 func TestSlackAppManifestMatchesTheRoute(t *testing.T) {
 	raw, err := os.ReadFile("../slack/manifest.yaml")
 	if err != nil {
@@ -43,17 +43,18 @@ func TestSlackAppManifestMatchesTheRoute(t *testing.T) {
 	if !slices.Equal(m.OAuth.Scopes.Bot, []string{"chat:write"}) {
 		t.Errorf("bot scopes = %v, want only chat:write", m.OAuth.Scopes.Bot)
 	}
-	fn, ok := load(t).Resources["SlackFunction"]
-	if !ok {
-		t.Fatal("template has no SlackFunction")
-	}
-	events, _ := fn.Properties["Events"].(map[string]any)
-	found := false
-	for _, e := range events {
-		p, _ := e.(map[string]any)["Properties"].(map[string]any)
-		found = found || (p["Path"] == slackin.Path && p["Method"] == "post")
-	}
-	if !found {
-		t.Errorf("SlackFunction has no POST %s event: %v", slackin.Path, events)
+	tpl := load(t)
+	for _, api := range []string{"CoreApi", "HttpApi"} {
+		routes, err := tpl.Routes(api)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, r := range routes {
+			found = found || (r.Path == slackin.Path && r.Method == "POST" && r.Function == "SlackFunction")
+		}
+		if !found {
+			t.Errorf("%s has no POST %s route to SlackFunction: %v", api, slackin.Path, routes)
+		}
 	}
 }

@@ -81,6 +81,30 @@ func ForTask(typ Type, t task.Task, actor string, at time.Time) Event {
 	}
 }
 
+// ForMove is every event a stored task move stands for, built from the
+// task after the move (its Version set) and the move's history line alone,
+// so the writer and the tasks table's stream (the outbox that republishes
+// what a crashed writer never published) build the same events with the
+// same IDs, and every target acts on each once. Moves no one reacts to
+// (accept, checkpoint, decline, cancel, rework, steps) stand for none.
+func ForMove(t task.Task, line task.Event) []Event {
+	switch {
+	case line.Action == task.ActionHandOff && line.To == task.Routed, line.Action == task.ActionRoute:
+		return []Event{ForTask(TaskRouted, t, line.By, line.At)}
+	case line.Action == task.ActionReturnResult:
+		return []Event{ForTask(ResultReturned, t, line.By, line.At)}
+	case line.Action == task.ActionReviewAccept && line.To == task.Approval:
+		return []Event{ForTask(ApprovalRequested, t, line.By, line.At)}
+	case line.Action == task.ActionReviewAccept && line.To == task.Completed:
+		return []Event{ForTask(TaskCompleted, t, line.By, line.At)}
+	case line.Action == task.ActionOwnerApprove && line.To == task.Completed:
+		return []Event{ForTask(ResultDecided, t, line.By, line.At), ForTask(TaskCompleted, t, line.By, line.At)}
+	case line.Action == task.ActionOwnerApprove, line.Action == task.ActionOwnerRefuse:
+		return []Event{ForTask(ResultDecided, t, line.By, line.At)}
+	}
+	return nil
+}
+
 // ForSignIn builds the request for an owner's sign-in link; every request is its own event.
 func ForSignIn(owner, nonce string, at time.Time) Event {
 	return Event{ID: string(SignInRequested) + ":" + owner + ":" + nonce, Type: SignInRequested, At: at, Actor: "owner:" + owner, Owner: owner}

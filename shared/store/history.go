@@ -64,6 +64,27 @@ func (s *Store) History(ctx context.Context, id string) ([]task.Event, error) {
 	return events, nil
 }
 
+// HistoryLine reads line seq of a task's history (strongly consistent: it
+// was written in the same transaction as the task version seq).
+func (s *Store) HistoryLine(ctx context.Context, id string, seq int) (task.Event, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.tables.Tasks),
+		Key:            map[string]types.AttributeValue{"pk": stringValue(taskPK(id)), "sk": stringValue(historySK(seq))},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return task.Event{}, fmt.Errorf("history line %d of task %s: %w", seq, id, err)
+	}
+	if out.Item == nil {
+		return task.Event{}, fmt.Errorf("history line %d of task %s: %w", seq, id, team.ErrNotFound)
+	}
+	var r eventRecord
+	if err := unmarshalItem(out.Item, &r); err != nil {
+		return task.Event{}, fmt.Errorf("history line %d of task %s: %w", seq, id, err)
+	}
+	return r.event(), nil
+}
+
 // TaskWithHistory reads a task and its history in one strongly consistent
 // Query of the task's partition, which holds nothing else.
 func (s *Store) TaskWithHistory(ctx context.Context, id string) (task.Task, []task.Event, error) {

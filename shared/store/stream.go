@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/task"
 )
 
 // StepFromImage decodes a steps-table item as a DynamoDB stream record
@@ -77,4 +78,25 @@ func fromStreamValue(v events.DynamoDBAttributeValue) (types.AttributeValue, err
 		return &types.AttributeValueMemberM{Value: m}, nil
 	}
 	return nil, fmt.Errorf("unknown attribute type %d", v.DataType())
+}
+
+// TaskFromImage decodes a tasks-table task item as a DynamoDB stream record
+// carries it, with the table's codec; ok is false for the table's other
+// items (history lines, grants, budgets, the audit trail), which share it.
+func TaskFromImage(image map[string]events.DynamoDBAttributeValue) (t task.Task, ok bool, err error) {
+	if sk, found := image["sk"]; !found || sk.DataType() != events.DataTypeString || sk.String() != taskSK {
+		return task.Task{}, false, nil
+	}
+	item, err := fromStreamImage(image)
+	if err != nil {
+		return task.Task{}, false, fmt.Errorf("task from stream image: %w", err)
+	}
+	t, err = decodeTask(item)
+	if err != nil {
+		return task.Task{}, false, fmt.Errorf("task from stream image: %w", err)
+	}
+	if t.ID == "" || t.Version < 1 {
+		return task.Task{}, false, fmt.Errorf("task from stream image: no id or version")
+	}
+	return t, true, nil
 }

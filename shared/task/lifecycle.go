@@ -125,7 +125,7 @@ func ReturnResult(t Task, caller string, r Result, now time.Time) (Move, error) 
 	}
 	r.ReturnedBy = caller
 	r.ReturnedAt = now
-	m := move(t, caller, "return_result", Verifying, nil, r.Summary, now)
+	m := move(t, caller, ActionReturnResult, Verifying, nil, r.Summary, now)
 	m.Task.Result = &r
 	return m, nil
 }
@@ -151,9 +151,9 @@ func Review(t Task, caller, verdict, feedback string, needsOwnerApproval bool, n
 	case VerdictAccept:
 		if needsOwnerApproval {
 			wait := WaitingOnOwnerApproval
-			return move(t, caller, "review_accept", Approval, &wait, feedback, now), nil
+			return move(t, caller, ActionReviewAccept, Approval, &wait, feedback, now), nil
 		}
-		return move(t, caller, "review_accept", Completed, nil, feedback, now), nil
+		return move(t, caller, ActionReviewAccept, Completed, nil, feedback, now), nil
 	case VerdictRework, VerdictReject:
 		if strings.TrimSpace(feedback) == "" {
 			return Move{}, Refusef("review_result with verdict %s needs feedback saying what to change", verdict)
@@ -178,9 +178,9 @@ func DecideApproval(t Task, owner string, approve bool, message string, now time
 		return Move{}, err
 	}
 	if !approve {
-		return move(t, "owner:"+owner, "owner_refuse", Working, nil, message, now), nil
+		return move(t, "owner:"+owner, ActionOwnerRefuse, Working, nil, message, now), nil
 	}
-	m := move(t, "owner:"+owner, "owner_approve", Completed, nil, message, now)
+	m := move(t, "owner:"+owner, ActionOwnerApprove, Completed, nil, message, now)
 	if m.Task.Result != nil {
 		r := *m.Task.Result
 		r.Provenance = ProvenanceOwnerApproved
@@ -205,7 +205,7 @@ func Route(t Task, now time.Time) (Move, error) {
 	if err := requireState(t, "routing", Requested); err != nil {
 		return Move{}, err
 	}
-	return move(t, System, "route", Routed, nil, "", now), nil
+	return move(t, System, ActionRoute, Routed, nil, "", now), nil
 }
 
 // System names Prickle itself as the actor of automatic transitions.

@@ -107,3 +107,14 @@ type Event struct {
 	To     State     `json:"to"`
 	Note   *string   `json:"note"`
 }
+
+// The history actions other parts react to: the events a move stands for
+// are decided by these (see event.ForMove).
+const (
+	ActionHandOff      = "hand_off"
+	ActionRoute        = "route"
+	ActionReturnResult = "return_result"
+	ActionReviewAccept = "review_accept"
+	ActionOwnerApprove = "owner_approve"
+	ActionOwnerRefuse  = "owner_refuse"
+)

@@ -53,9 +53,9 @@ func (s *Service) DecideResult(ctx context.Context, owner, taskID, round string,
 	}
 	s.audit(ctx, audit.Entry{At: m.Event.At, Project: t.Project, Action: action, Actor: "owner:" + owner, Via: via,
 		TaskID: t.ID, Detail: detail, Key: fmt.Sprintf("%s#result#%d", t.ID, m.Task.Version)})
-	s.publish(ctx, event.ForTask(event.ResultDecided, m.Task, "owner:"+owner, m.Event.At))
+	s.publish(ctx, event.ForMove(m.Task, m.Event)...)
 	if m.Task.State == task.Completed {
-		s.completed(ctx, m.Task, "owner:"+owner)
+		s.routeAfter(ctx, m.Task)
 	}
 	return m.Task, nil
 }

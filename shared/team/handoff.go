@@ -42,13 +42,12 @@ func (s *Service) HandOffTask(ctx context.Context, c identity.Caller, in HandOff
 	if ready {
 		t.State = task.Routed
 	}
-	first := task.Event{At: now, By: c.Agent, Action: "hand_off", To: t.State}
+	first := task.Event{At: now, By: c.Agent, Action: task.ActionHandOff, To: t.State}
 	if err := s.Store.CreateTask(ctx, t, first); err != nil {
 		return TaskOutput{}, fmt.Errorf("store new task: %w", err)
 	}
-	if ready {
-		s.publish(ctx, event.ForTask(event.TaskRouted, t, c.Agent, now))
-	} else if routed, err := s.routeIfReady(ctx, t); err == nil {
+	s.publish(ctx, event.ForMove(t, first)...)
+	if routed, err := s.routeIfReady(ctx, t); err == nil {
 		// A dependency may have completed between the check and the write.
 		t = routed
 	}
@@ -91,7 +90,7 @@ func (s *Service) routeIfReady(ctx context.Context, t task.Task) (task.Task, err
 		return t, fmt.Errorf("route task %s: %w", t.ID, err)
 	}
 	m.Task.Version = t.Version + 1
-	s.publish(ctx, event.ForTask(event.TaskRouted, m.Task, task.System, m.Event.At))
+	s.publish(ctx, event.ForMove(m.Task, m.Event)...)
 	return m.Task, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/task"
 )
@@ -48,11 +47,7 @@ func (s *Service) ReturnResult(ctx context.Context, c identity.Caller, in Return
 	t, err := s.transition(ctx, c, in.TaskID, false, func(t task.Task, _ Project, now time.Time) (task.Move, error) {
 		return task.ReturnResult(t, c.Agent, r, now)
 	})
-	if err != nil {
-		return TaskOutput{}, err
-	}
-	s.publish(ctx, event.ForTask(event.ResultReturned, t, c.Agent, t.UpdatedAt))
-	return TaskOutput{Task: t}, nil
+	return TaskOutput{Task: t}, err
 }
 
 // ReviewResult applies the requester's verdict; a completed task routes its dependents.
@@ -64,20 +59,16 @@ func (s *Service) ReviewResult(ctx context.Context, c identity.Caller, in Review
 	if err != nil {
 		return TaskOutput{}, err
 	}
-	switch t.State {
-	case task.Completed:
-		s.completed(ctx, t, c.Agent)
-	case task.Approval:
-		s.publish(ctx, event.ForTask(event.ApprovalRequested, t, c.Agent, t.UpdatedAt))
+	if t.State == task.Completed {
+		s.routeAfter(ctx, t)
 	}
 	return TaskOutput{Task: t}, nil
 }
 
-// completed announces a completed task and routes its dependents at once;
+// routeAfter routes the dependents of a task that just completed at once;
 // the route function does the same on Task Completed, so a failure here is
 // retried there rather than reported to the caller, whose change is stored.
-func (s *Service) completed(ctx context.Context, t task.Task, actor string) {
-	s.publish(ctx, event.ForTask(event.TaskCompleted, t, actor, t.UpdatedAt))
+func (s *Service) routeAfter(ctx context.Context, t task.Task) {
 	if err := s.RouteDependents(ctx, t.Project, t.ID); err != nil {
 		slog.ErrorContext(ctx, "route dependents failed; the route function retries on Task Completed", "task", t.ID, "error", err.Error())
 	}

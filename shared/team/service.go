@@ -179,6 +179,7 @@ func (s *Service) transition(ctx context.Context, c identity.Caller, id string, 
 		return task.Task{}, fmt.Errorf("store move of task %s: %w", id, err)
 	}
 	m.Task.Version = t.Version + 1
+	s.publish(ctx, event.ForMove(m.Task, m.Event)...)
 	return m.Task, nil
 }
 
