@@ -31,16 +31,18 @@ import (
 // faultyEndpoint is an endpoint over the team's tables that talks to the
 // emulator through a fault proxy of its own, with short backoffs (the same
 // retryer, the same number of attempts) and a request log the test reads.
-// Against a Timeout fault its attempts have Lambda's deadline
-// (store.AttemptTimeout) instead of the emulator's longer one. Each one has a fresh client, as a fresh Lambda instance
+// Against a Timeout fault its attempts have a deadline of attempt
+// (store.AttemptTimeout, Lambda's, when every attempt hangs; longer when
+// only the first does, so the retry is not cut short by an emulator slowed
+// down by other tests) instead of the emulator's 30 s. Each one has a fresh client, as a fresh Lambda instance
 // does: the SDK's retry quota (500 tokens, drained by failed retries) is not
 // spent by the cases before.
-func faultyEndpoint(t *testing.T, wt *wireTeam, f storetest.Fault) (http.Handler, *storetest.Proxy, *bytes.Buffer) {
+func faultyEndpoint(t *testing.T, wt *wireTeam, f storetest.Fault, attempt time.Duration) (http.Handler, *storetest.Proxy, *bytes.Buffer) {
 	t.Helper()
 	p := storetest.NewProxy(t)
 	quick := p.Store(wt.fx, func(o *dynamodb.Options) {
 		if f == storetest.Timeout {
-			o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(store.AttemptTimeout)
+			o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(attempt)
 		}
 		o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, 20*time.Millisecond)
 	})
@@ -175,7 +177,7 @@ func TestEveryToolUnderEveryFault(t *testing.T) {
 				continue // the tool sends no transaction
 			}
 			t.Run(c.tool+"/"+string(f)+"/persistent", func(t *testing.T) {
-				h, proxy, logs := faultyEndpoint(t, wt, f)
+				h, proxy, logs := faultyEndpoint(t, wt, f, store.AttemptTimeout)
 				token, args, id := c.call(t, wt)
 				before := wt.state(t, id)
 				proxy.Inject(storetest.Rule{Fault: f, Op: c.op})
@@ -198,7 +200,7 @@ func TestEveryToolUnderEveryFault(t *testing.T) {
 				}
 			})
 			t.Run(c.tool+"/"+string(f)+"/transient", func(t *testing.T) {
-				h, proxy, _ := faultyEndpoint(t, wt, f)
+				h, proxy, _ := faultyEndpoint(t, wt, f, 5*time.Second)
 				token, args, id := c.call(t, wt)
 				before := wt.state(t, id)
 				proxy.Inject(storetest.Rule{Fault: f, Op: c.op, Times: 1})
@@ -231,7 +233,7 @@ func TestTokenLookupUnderFaults(t *testing.T) {
 			continue // the lookup is a GetItem
 		}
 		t.Run(string(f), func(t *testing.T) {
-			h, proxy, logs := faultyEndpoint(t, wt, f)
+			h, proxy, logs := faultyEndpoint(t, wt, f, store.AttemptTimeout)
 			proxy.Inject(storetest.Rule{Fault: f, Op: "GetItem"})
 			req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_room","arguments":{"project":"website-v2"}}}`))
 			req.Header.Set("Authorization", "Bearer "+wt.tokens[wireWriter])
