@@ -8,7 +8,7 @@ TOOLS := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 E2E_NODE := infra/e2e/node_modules/.package-lock.json
 
-.PHONY: local test lint unit fuzz integration e2e deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure
+.PHONY: local test lint unit fuzz integration e2e deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure load
 
 ## local: start the emulator, create tables from template.yaml, seed website-v2, serve /mcp on 127.0.0.1:$${PORT:-3000}
 ## (installs only the emulator into .venv: infra/requirements-local.txt)
@@ -17,9 +17,9 @@ local: venv-local
 
 ## test: lint, unit (incl. the least-privilege test of template.yaml), the fuzz targets for a bounded time,
 ## store integration against the emulator, e2e through the official MCP clients and the conformance suite,
-## the template checks (cfn-lint, sam validate --lint, sam build), and the built binaries under the Lambda
-## Runtime Interface Emulator
-test: deps lint unit fuzz integration e2e template e2e-rie
+## the template checks (cfn-lint, sam validate --lint, sam build), the built binaries under the Lambda
+## Runtime Interface Emulator, and the short load run
+test: deps lint unit fuzz integration e2e template e2e-rie load
 
 deps: venv node tools
 	go mod download
@@ -68,10 +68,16 @@ fuzz:
 	done
 
 integration: venv-local
-	infra/moto/with-emulator.sh go test -count=1 -tags integration ./...
+	infra/moto/with-emulator.sh go test -count=1 -timeout 20m -tags integration ./...
 
 e2e: venv node
 	infra/e2e/run.sh
+
+## load: the short load run: 20 agents for 20 s against a local stack of its own; fails on any
+## invariant violation or unexpected answer (the long run: go run ./infra/load -agents 200 -duration 5m)
+LOAD_FLAGS ?= -agents 20 -duration 20s
+load: venv-local
+	go run ./infra/load -start $(LOAD_FLAGS)
 
 clean:
 	rm -rf $(VENV) .tools .prickle artifacts infra/e2e/node_modules

@@ -142,6 +142,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	caller, err := h.authenticate(r)
+	if errors.Is(err, team.ErrThrottled) || errors.Is(err, team.ErrUnavailable) {
+		// The token could not be looked up (the database throttled or did
+		// not answer): a temporary failure, not a bad token.
+		line.outcome = mcpserver.OutcomeUnavailable
+		if errors.Is(err, team.ErrThrottled) {
+			line.outcome = mcpserver.OutcomeThrottled
+		}
+		rec.Header().Set("Retry-After", "2")
+		writeJSON(rec, http.StatusServiceUnavailable, rpcError(nil, mcp.INTERNAL_ERROR, "temporarily unavailable: Prickle could not check your token because its database is busy; nothing was done, retry in a few seconds"))
+		return
+	}
 	if err != nil {
 		line.outcome = "unauthorized"
 		challenge := `Bearer realm="prickle"`
@@ -171,7 +182,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 
-	ctx := identity.WithCaller(r.Context(), caller)
+	ctx, outcome := mcpserver.WithOutcome(identity.WithCaller(r.Context(), caller))
 	var peek rpcPeek
 	peekErr := json.Unmarshal(body, &peek)
 	var tooDeep *jsonlimit.Error
@@ -213,6 +224,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.mcp.ServeHTTP(rec, r.WithContext(ctx))
+	if *outcome != "" {
+		line.outcome = *outcome
+	}
 }
 
 // originAllowed reports whether origin is one of the configured origins;

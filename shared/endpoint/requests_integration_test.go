@@ -10,11 +10,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -25,55 +22,10 @@ import (
 	"github.com/useprickle/prickle/shared/endpoint"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/step"
-	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/store/storetest"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
 )
-
-// wire counts the DynamoDB requests that pass through it, by the operation
-// their X-Amz-Target header names (DynamoDB_20120810.GetItem → GetItem).
-type wire struct {
-	mu  sync.Mutex
-	ops map[string]int
-}
-
-func (w *wire) count(r *http.Request) {
-	_, op, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.ops[op]++
-}
-
-// take returns the requests counted since the last take and starts again.
-func (w *wire) take() (int, map[string]int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	ops, n := w.ops, 0
-	for _, c := range ops {
-		n += c
-	}
-	w.ops = map[string]int{}
-	return n, ops
-}
-
-// countingStore is a store whose DynamoDB client talks to the emulator
-// through a counting reverse proxy, over the fixture's tables.
-func countingStore(t *testing.T, fx storetest.Fixture) (*store.Store, *wire) {
-	t.Helper()
-	target, err := url.Parse(storetest.Endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &wire{ops: map[string]int{}}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		w.count(r)
-		proxy.ServeHTTP(rw, r)
-	}))
-	t.Cleanup(srv.Close)
-	return store.New(store.NewFunctionClient(srv.URL), fx.Tables), w
-}
 
 // callTool sends one MCP 2026-07-28 tools/call and returns whether the tool
 // refused and the text of its answer.
@@ -109,13 +61,13 @@ func callTool(t *testing.T, h http.Handler, token, tool, args string) (int, bool
 }
 
 // team of the request tests: a project, two agents with tokens, a handler
-// whose store counts its requests on the wire.
+// whose store counts its requests on the wire (and takes injected faults).
 type wireTeam struct {
 	fx     storetest.Fixture
 	adm    *admin.Admin
 	svc    *team.Service // over the fixture's own client: setup is not counted
 	h      http.Handler
-	wire   *wire
+	wire   *storetest.Proxy
 	tokens map[string]string
 }
 
@@ -147,7 +99,8 @@ func newWireTeam(t *testing.T) *wireTeam {
 		must(err)
 		wt.tokens[a] = secret
 	}
-	counted, w := countingStore(t, fx)
+	w := storetest.NewProxy(t)
+	counted := w.Store(fx)
 	h, err := endpoint.InProcess(endpoint.Config{Service: team.New(counted), Tokens: counted, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	must(err)
 	wt.h, wt.wire = h, w
@@ -229,9 +182,9 @@ func TestRequestsPerToolCall(t *testing.T) {
 	}
 	for _, c := range cases {
 		token, args := c.token(), c.args()
-		wt.wire.take()
+		wt.wire.Take()
 		code, refused, text := callTool(t, wt.h, token, c.tool, args)
-		n, ops := wt.wire.take()
+		n, ops := wt.wire.Take()
 		if refused {
 			t.Errorf("%s %s: HTTP %d, refused: %s", c.tool, args, code, text)
 			continue
@@ -249,9 +202,9 @@ func TestRequestsPerToolCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wt.wire.take()
+	wt.wire.Take()
 	_, refused, text := callTool(t, wt.h, run.RunToken, "request_step", `{"tool_name":"Bash","input":{"command":"git push origin main"},"kind":"outbound","target":"origin","reason":"Publish."}`)
-	n, ops := wt.wire.take()
+	n, ops := wt.wire.Take()
 	if refused {
 		t.Fatalf("request_step refused: %s", text)
 	}
@@ -318,11 +271,11 @@ func TestTokensStoredBeforeMembershipsStillWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wt.wire.take()
+	wt.wire.Take()
 	if _, refused, text := callTool(t, wt.h, wt.tokens[wireWriter], "read_room", `{"project":"website-v2"}`); refused {
 		t.Fatalf("read_room with an old token: %s", text)
 	}
-	if n, ops := wt.wire.take(); ops["GetItem"] != 2 {
+	if n, ops := wt.wire.Take(); ops["GetItem"] != 2 {
 		t.Errorf("old token: %d requests %v, want the token and the agent read (2 GetItem)", n, ops)
 	}
 	if _, refused, _ := callTool(t, wt.h, wt.tokens[wireWriter], "read_room", `{"project":"mobile"}`); !refused {

@@ -59,7 +59,7 @@ func New(svc *team.Service, log *slog.Logger, names ...string) (*server.MCPServe
 
 // handler runs a tool for the caller found in the request context and
 // shapes the answer: structuredContent plus the same JSON as text, or an
-// isError result for a domain refusal.
+// isError result for a domain refusal or a temporary database failure.
 func handler(t *catalog.Tool, svc *team.Service, log *slog.Logger) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c, ok := identity.CallerFrom(ctx)
@@ -90,6 +90,11 @@ func handler(t *catalog.Tool, svc *team.Service, log *slog.Logger) server.ToolHa
 		case errors.As(err, &invalid):
 			return mcp.NewToolResultError(invalid.Error()), nil
 		case err != nil:
+			if outcome, msg, ok := temporary(t.Name, err); ok {
+				log.WarnContext(ctx, "tool failed for now", "tool", t.Name, "caller", c.Agent, "outcome", outcome, "error", err.Error())
+				setOutcome(ctx, outcome)
+				return mcp.NewToolResultError(msg), nil
+			}
 			log.ErrorContext(ctx, "tool failed", "tool", t.Name, "caller", c.Agent, "error", err.Error())
 			return nil, fmt.Errorf("%s failed inside Prickle; nothing is lost, try again shortly", t.Name)
 		}

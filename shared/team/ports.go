@@ -180,3 +180,13 @@ type Store interface {
 	Budgets
 	AuditLog
 }
+
+// ErrThrottled is what a store returns when the database refused a request
+// for throughput (throttled, or a transaction cancelled for it): nothing was
+// written, and the same call can succeed a moment later.
+var ErrThrottled = errors.New("the database is throttling requests")
+
+// ErrUnavailable is what a store returns when the database did not answer
+// (a server error, a timeout, a lost connection) even after its retries: a
+// temporary failure whose write may or may not have landed.
+var ErrUnavailable = errors.New("the database did not answer")

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// ownStack is a local stack the load command started (go run ./infra/local)
+// on a free port with a throw-away state dir, in its own process group.
+type ownStack struct {
+	cmd       *exec.Cmd
+	dir       string
+	stateFile string
+}
+
+func startStack(ctx context.Context) (*ownStack, error) {
+	dir, err := os.MkdirTemp("", "prickle-load-")
+	if err != nil {
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("free port: %w", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	logf, err := os.Create(filepath.Join(dir, "local-stack.log"))
+	if err != nil {
+		return nil, fmt.Errorf("stack log: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, "go", "run", "./infra/local")
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port), "PRICKLE_STATE_DIR="+dir, "PRICKLE_FRESH=1")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the local stack: %w", err)
+	}
+	s := &ownStack{cmd: cmd, dir: dir, stateFile: filepath.Join(dir, "local.json")}
+	fmt.Printf("load: starting a local stack on 127.0.0.1:%d (log %s)\n", port, logf.Name())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		if info, err := readStack(s.stateFile); err == nil {
+			if resp, err := http.Get(info.MCPURL); err == nil {
+				_ = resp.Body.Close()
+				return s, nil
+			}
+		}
+		select {
+		case err := <-exited:
+			b, _ := os.ReadFile(logf.Name())
+			return nil, fmt.Errorf("the local stack exited before it was ready (%v):\n%s", err, b)
+		case <-time.After(500 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.stop(true)
+			return nil, fmt.Errorf("the local stack was not ready after 4 minutes (log %s)", logf.Name())
+		}
+	}
+}
+
+// stop ends the stack's process group and removes its state, or keeps it
+// (the stack's log) when keep is set.
+func (s *ownStack) stop(keep bool) {
+	if s.cmd.Process != nil {
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+		time.Sleep(time.Second)
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if keep {
+		fmt.Printf("load: the stack's state and log are kept in %s\n", s.dir)
+		return
+	}
+	_ = os.RemoveAll(s.dir)
+}

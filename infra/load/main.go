@@ -1,0 +1,94 @@
+// Command load plays a crowd of agents against a Prickle stack for a while,
+// then checks every task they touched: its history is a path through the
+// state machine, its version equals its history length, each race had one
+// winner, no successful move is missing from a history, and no call got a
+// 5xx or another unexpected answer. It reports throughput, p50/p99 per tool
+// and the answers by kind, and exits 1 on any violation.
+//
+//	go run ./infra/load -agents 200 -duration 5m            # against `make local` (.prickle/local.json)
+//	go run ./infra/load -start -agents 20 -duration 20s     # starts a stack of its own on a free port
+//
+// Flags:
+//
+//	-agents N        simulated agents (default 200), in teams of -team agents, one project per team
+//	-team N          agents per team (default 10)
+//	-duration D      how long the agents play (default 5m)
+//	-think D         mean pause between an agent's calls (default 1s; a real agent thinks for longer)
+//	-state FILE      local.json of the running stack (default $PRICKLE_STATE_DIR/local.json or .prickle/local.json)
+//	-start           start a local stack (go run ./infra/local) with a throw-away state dir instead
+//	-max-unexpected N  unexpected answers tolerated (default 0)
+//	-settle D        how long a history may take to catch up with its task (default 10s)
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+func main() {
+	var o options
+	flag.IntVar(&o.agents, "agents", 200, "simulated agents")
+	flag.IntVar(&o.team, "team", 10, "agents per team (one project each)")
+	flag.DurationVar(&o.duration, "duration", 5*time.Minute, "how long the agents play")
+	flag.DurationVar(&o.think, "think", time.Second, "mean pause between an agent's calls")
+	flag.StringVar(&o.state, "state", defaultState(), "local.json of the running stack")
+	flag.BoolVar(&o.start, "start", false, "start a local stack with a throw-away state dir")
+	flag.IntVar(&o.maxUnexpected, "max-unexpected", 0, "unexpected answers tolerated")
+	flag.DurationVar(&o.settle, "settle", 10*time.Second, "how long a history may take to catch up")
+	flag.Parse()
+	if o.agents < 2 || o.team < 2 || o.think <= 0 {
+		fmt.Fprintln(os.Stderr, "load: -agents and -team must be at least 2, -think positive")
+		os.Exit(2)
+	}
+	ok, err := run(context.Background(), o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(2)
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+func defaultState() string {
+	dir := os.Getenv("PRICKLE_STATE_DIR")
+	if dir == "" {
+		dir = ".prickle"
+	}
+	return filepath.Join(dir, "local.json")
+}
+
+// options are the command's flags.
+type options struct {
+	agents, team, maxUnexpected int
+	duration, think, settle     time.Duration
+	state                       string
+	start                       bool
+}
+
+// stackInfo is what the load needs from a stack's local.json.
+type stackInfo struct {
+	MCPURL           string            `json:"mcp_url"`
+	DynamoDBEndpoint string            `json:"dynamodb_endpoint"`
+	Tables           map[string]string `json:"tables"`
+}
+
+func readStack(path string) (stackInfo, error) {
+	var s stackInfo
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return s, fmt.Errorf("read %s (is `make local` running? or pass -start): %w", path, err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("parse %s: %w", path, err)
+	}
+	if s.MCPURL == "" || s.DynamoDBEndpoint == "" {
+		return s, fmt.Errorf("%s names no mcp_url or dynamodb_endpoint", path)
+	}
+	return s, nil
+}
