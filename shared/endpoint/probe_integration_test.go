@@ -63,9 +63,9 @@ func TestNotFoundAndNotYoursCostTheSame(t *testing.T) {
 			answers := map[string]string{}
 			counts := map[string]string{}
 			for name, id := range map[string]string{"not found": missing, "not yours": theirs} {
-				wt.wire.take()
+				wt.wire.Take()
 				_, refused, text := callTool(t, wt.h, wt.tokens[wireWriter], tool, fmt.Sprintf(format, id))
-				n, ops := wt.wire.take()
+				n, ops := wt.wire.Take()
 				if !refused {
 					t.Errorf("%s token, %s %s: served: %.200s", kind, tool, name, text)
 				}
