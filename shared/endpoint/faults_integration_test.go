@@ -115,7 +115,7 @@ func faultCases() []faultCase {
 		{"read_room", "Query", 3, func(t *testing.T, wt *wireTeam) (string, string, string) {
 			return wt.tokens[wireWriter], `{"project":"website-v2"}`, ""
 		}},
-		{"update_pulse", "PutItem", 1, func(t *testing.T, wt *wireTeam) (string, string, string) {
+		{"update_pulse", "TransactWriteItems", 1, func(t *testing.T, wt *wireTeam) (string, string, string) {
 			id := wt.newTask(t, "accept")
 			return wt.tokens[wireWriter], fmt.Sprintf(`{"project":"website-v2","doing":"Drafting under load.","task_id":%q}`, id), id
 		}},
