@@ -48,9 +48,9 @@ type mcpClient struct {
 	http *http.Client
 }
 
-func newMCPClient(url string) *mcpClient {
+func newMCPClient(url string, timeout time.Duration) *mcpClient {
 	return &mcpClient{url: url, http: &http.Client{
-		Timeout:   60 * time.Second,
+		Timeout:   timeout,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 512, MaxIdleConns: 1024, IdleConnTimeout: 90 * time.Second},
 	}}
 }

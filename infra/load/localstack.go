@@ -19,6 +19,8 @@ type ownStack struct {
 	cmd       *exec.Cmd
 	dir       string
 	stateFile string
+	started   time.Time
+	ready     time.Duration // from start until its MCP endpoint answered
 }
 
 func startStack(ctx context.Context) (*ownStack, error) {
@@ -26,6 +28,12 @@ func startStack(ctx context.Context) (*ownStack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
+	return startStackIn(ctx, dir, true)
+}
+
+// startStackIn starts a local stack keeping its state in dir: fresh forgets
+// what dir holds, otherwise the stack restarts from it.
+func startStackIn(ctx context.Context, dir string, fresh bool) (*ownStack, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("free port: %w", err)
@@ -37,13 +45,19 @@ func startStack(ctx context.Context) (*ownStack, error) {
 		return nil, fmt.Errorf("stack log: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, "go", "run", "./infra/local")
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port), "PRICKLE_STATE_DIR="+dir, "PRICKLE_FRESH=1")
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port), "PRICKLE_STATE_DIR="+dir)
+	if fresh {
+		cmd.Env = append(cmd.Env, "PRICKLE_FRESH=1")
+	} else {
+		// The stack rewrites local.json once it is ready: until then the old one must not count.
+		_ = os.Remove(filepath.Join(dir, "local.json"))
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the local stack: %w", err)
 	}
-	s := &ownStack{cmd: cmd, dir: dir, stateFile: filepath.Join(dir, "local.json")}
+	s := &ownStack{cmd: cmd, dir: dir, stateFile: filepath.Join(dir, "local.json"), started: time.Now()}
 	fmt.Printf("load: starting a local stack on 127.0.0.1:%d (log %s)\n", port, logf.Name())
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -52,6 +66,7 @@ func startStack(ctx context.Context) (*ownStack, error) {
 		if info, err := readStack(s.stateFile); err == nil {
 			if resp, err := http.Get(info.MCPURL); err == nil {
 				_ = resp.Body.Close()
+				s.ready = time.Since(s.started)
 				return s, nil
 			}
 		}
@@ -71,14 +86,23 @@ func startStack(ctx context.Context) (*ownStack, error) {
 // stop ends the stack's process group and removes its state, or keeps it
 // (the stack's log) when keep is set.
 func (s *ownStack) stop(keep bool) {
-	if s.cmd.Process != nil {
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
-		time.Sleep(time.Second)
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	}
+	s.halt()
 	if keep {
 		fmt.Printf("load: the stack's state and log are kept in %s\n", s.dir)
 		return
 	}
 	_ = os.RemoveAll(s.dir)
+}
+
+// halt ends the stack's process group as Ctrl-C does, giving it up to 30 s
+// to save its state, and keeps the state dir.
+func (s *ownStack) halt() {
+	if s.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+	for i := 0; i < 300 && syscall.Kill(-s.cmd.Process.Pid, 0) == nil; i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 }

@@ -18,6 +18,15 @@
 //	-start           start a local stack (go run ./infra/local) with a throw-away state dir instead
 //	-max-unexpected N  unexpected answers tolerated (default 0)
 //	-settle D        how long a history may take to catch up with its task (default 10s)
+//
+// With -scale it measures the local stack instead (issue #14's tables): it
+// starts a stack of its own, grows one project to -scale-tasks tasks timing
+// read_room, get_task and hand_off_task (median of 5) on the way, restarts
+// the stack on that state timing how long it takes to be ready, then plays
+// -scale-agents concurrent agents, each level for -scale-duration with no
+// thinking and a -scale-timeout client timeout, and prints both tables:
+//
+//	go run ./infra/load -scale -scale-tasks 5000 -scale-agents 10,50,100,200 -scale-duration 1m
 package main
 
 import (
@@ -27,6 +36,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -40,7 +51,32 @@ func main() {
 	flag.BoolVar(&o.start, "start", false, "start a local stack with a throw-away state dir")
 	flag.IntVar(&o.maxUnexpected, "max-unexpected", 0, "unexpected answers tolerated")
 	flag.DurationVar(&o.settle, "settle", 10*time.Second, "how long a history may take to catch up")
+	scale := flag.Bool("scale", false, "measure the local stack: sequential latency as a project grows, restart time, concurrent throughput")
+	var so scaleOptions
+	flag.IntVar(&so.tasks, "scale-tasks", 5000, "with -scale: grow one project to this many tasks")
+	levels := flag.String("scale-agents", "10,50,100,200", "with -scale: concurrent agents per run, comma-separated")
+	flag.DurationVar(&so.duration, "scale-duration", time.Minute, "with -scale: how long each concurrent run plays")
+	flag.DurationVar(&so.timeout, "scale-timeout", 30*time.Second, "with -scale: the client's timeout per call")
 	flag.Parse()
+	if *scale {
+		for _, f := range strings.Split(*levels, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 2 {
+				fmt.Fprintln(os.Stderr, "load: -scale-agents takes numbers of at least 2, comma-separated")
+				os.Exit(2)
+			}
+			so.levels = append(so.levels, n)
+		}
+		if so.tasks < 1 {
+			fmt.Fprintln(os.Stderr, "load: -scale-tasks must be at least 1")
+			os.Exit(2)
+		}
+		if err := runScale(context.Background(), o, so); err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if o.agents < 2 || o.team < 2 || o.think <= 0 {
 		fmt.Fprintln(os.Stderr, "load: -agents and -team must be at least 2, -think positive")
 		os.Exit(2)

@@ -47,7 +47,7 @@ func run(ctx context.Context, o options) (ok bool, err error) {
 	}
 	fmt.Printf("load: %d projects, %d agents and their tokens created in %.1f s\n", len(teams), o.agents, time.Since(setupStart).Seconds())
 
-	s := &sim{client: newMCPClient(info.MCPURL), stats: newStats(), ledger: newLedger(), think: o.think}
+	s := &sim{client: newMCPClient(info.MCPURL, 60*time.Second), stats: newStats(), ledger: newLedger(), think: o.think}
 	playCtx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
 	var wg sync.WaitGroup

@@ -17,6 +17,7 @@ type stats struct {
 	kinds    map[string]int
 	examples map[string]string // one answer per unexpected kind, for the report
 	calls    int
+	timeouts int // calls that ended at the client's timeout
 }
 
 func newStats() *stats {
@@ -29,6 +30,9 @@ func (s *stats) add(tool string, a answer) {
 	s.calls++
 	s.lat[tool] = append(s.lat[tool], a.latency)
 	s.kinds[a.kind]++
+	if isTimeout(a) {
+		s.timeouts++
+	}
 	if !expected(a.kind) {
 		if _, ok := s.examples[a.kind]; !ok {
 			s.examples[a.kind] = tool + ": " + clip(a.text, 300)

@@ -14,7 +14,12 @@ import (
 type emulator struct {
 	cmd      *exec.Cmd
 	endpoint string
+	exited   chan error
 }
+
+// emulatorStopTime is how long stop waits for the emulator to save its
+// snapshot (the next start then replays nothing) before it kills it.
+const emulatorStopTime = 60 * time.Second
 
 // startEmulator runs infra/moto/launcher.py from the project venv on a free
 // loopback port, replaying and appending statePath so data survives restarts.
@@ -38,8 +43,8 @@ func startEmulator(ctx context.Context, statePath, logPath string) (*emulator, e
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start emulator: %w", err)
 	}
-	e := &emulator{cmd: cmd, endpoint: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	exited := make(chan error, 1)
+	e := &emulator{cmd: cmd, endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), exited: exited}
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -60,9 +65,16 @@ func startEmulator(ctx context.Context, statePath, logPath string) (*emulator, e
 	return nil, fmt.Errorf("emulator not listening after 60s; see %s", logPath)
 }
 
+// stop asks the emulator to save its state and exit, and waits for it.
 func (e *emulator) stop() {
-	if e.cmd.Process != nil {
-		_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGTERM)
+	if e.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-e.exited:
+	case <-time.After(emulatorStopTime):
+		_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
 	}
 }
 

@@ -76,6 +76,7 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 		statePath := filepath.Join(cfg.stateDir, "dynamodb.log")
 		if cfg.fresh {
 			_ = os.Remove(statePath)
+			_ = os.Remove(statePath + ".snapshot")
 		}
 		emu, err := startEmulator(ctx, statePath, filepath.Join(cfg.stateDir, "emulator.log"))
 		if err != nil {

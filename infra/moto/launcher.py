@@ -1,22 +1,32 @@
-"""Serve moto's AWS emulator on loopback, one request at a time.
+"""Serve moto's AWS emulator on loopback: many connections, one request at a time.
 
-Why not moto's own `moto_server` command: it always serves threaded, and
-moto's DynamoDB backend takes no lock, so two racing conditional writes can
-both succeed against it. Real DynamoDB serializes writes to one item. This
+Why not moto's own `moto_server` command: it serves threaded, and moto's
+DynamoDB backend takes no lock, so two racing conditional writes can both
+succeed against it. Real DynamoDB serializes writes to one item. This
 launcher serves the same WSGI app (moto.moto_server.werkzeug_app:
-DomainDispatcherApplication(create_backend_app)) with werkzeug's run_simple
-and threaded=False, so requests are handled strictly one after another.
+DomainDispatcherApplication(create_backend_app)) with werkzeug's threaded
+server, so every client keeps its HTTP/1.1 connection (keep-alive) and none
+waits in the listen queue, and runs the app under one lock: a request's body
+is read first, then the request is handled, and its answer built, strictly
+one after another, as a single-threaded server would.
+
+The patches of fastpaths.py (installed before serving) keep moto's Query,
+TransactWriteItems and request recorder from growing with the table.
 
 Persistence across restarts: moto 5.2.5 keeps all state in memory and has no
-snapshot or restore; a restart starts empty. The closest thing it has is its
-request recorder (MOTO_ENABLE_RECORDING, MOTO_RECORDER_FILEPATH and the
-/moto-api/recorder/* endpoints): a log of every request that its
-replay-recording endpoint re-sends over HTTP to the server itself. That
-endpoint deadlocks a single-threaded server, so with --state FILE this
-launcher replays FILE into the app in-process before it starts listening,
-then keeps appending every request to FILE. The recorder logs reads too; at
-start the launcher drops DynamoDB reads from FILE, so it grows with writes
-only. Delete FILE to start empty.
+snapshot or restore. With --state FILE, the launcher keeps two things:
+- FILE, moto's request recorder's log of every request that may change
+  something (the recorder logs reads too; fastpaths.py stops that, and a log
+  of an older launcher is rewritten without them at start), appended to as
+  requests arrive;
+- FILE.snapshot, the DynamoDB tables pickled when the launcher stops
+  (SIGTERM, SIGINT) and after a start that had to replay log entries, with the
+  size and SHA-256 of the log it includes.
+At start it loads the snapshot if its log is FILE's beginning (same moto
+version), and replays in-process only what FILE holds after it; else it
+replays FILE whole. A killed launcher (SIGKILL) loses no write: its next
+start replays the log since the last snapshot. Delete FILE to start empty
+(a snapshot whose log is gone is ignored).
 
 Usage:
     .venv/bin/python infra/moto/launcher.py --host 127.0.0.1 --port 4599 [--state .prickle/moto.log]
@@ -24,16 +34,30 @@ Usage:
 
 import argparse
 import base64
+import cProfile
+import hashlib
+import io
 import ipaddress
 import json
 import os
+import pickle
 import signal
 import sys
+import threading
+import time
 from urllib.parse import urlsplit
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fastpaths  # noqa: E402
+
+# How many connections may wait to be accepted: more than the agents a load run plays.
+LISTEN_QUEUE = 4096
+
+SNAPSHOT_VERSION = 1
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description="moto server on loopback, single-threaded")
+    parser = argparse.ArgumentParser(description="moto server on loopback, one request at a time")
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=4599, help="port to listen on (default 4599)")
     parser.add_argument("--state", help="request log to replay at start and append to (keeps state across restarts)")
@@ -52,40 +76,31 @@ def is_loopback(host):
         return False
 
 
-# DynamoDB calls that change nothing: replaying them is wasted time.
-READ_ONLY_TARGETS = {
-    "DynamoDB_20120810." + action
-    for action in (
-        "GetItem", "BatchGetItem", "TransactGetItems", "Query", "Scan",
-        "DescribeTable", "DescribeTimeToLive", "DescribeContinuousBackups",
-        "ListTables", "ListTagsOfResource", "DescribeEndpoints", "DescribeLimits",
-    )
-} | {
-    "DynamoDBStreams_20120810." + action
-    for action in ("DescribeStream", "GetRecords", "GetShardIterator", "ListStreams")
-}
-
-
 def is_read_only(entry):
     headers = {k.lower(): v for k, v in entry.get("headers", {}).items()}
-    return headers.get("x-amz-target") in READ_ONLY_TARGETS
+    return headers.get("x-amz-target") in fastpaths.READ_ONLY_TARGETS
 
 
-def replay(app, path):
-    """Re-run the recorded writes against app, in order, without the network,
-    and rewrite the log with those writes only. Returns how many ran."""
+def replay(app, path, offset=0):
+    """Re-run the recorded writes of path from byte offset against app, in
+    order, without the network. From the start (offset 0) it also rewrites
+    the log with those writes only. Returns how many ran."""
     from werkzeug.test import Client
 
     client = Client(app)
     kept = []
-    with open(path, encoding="utf-8") as log:
-        for line in log:
+    count = 0
+    with open(path, "rb") as log:
+        log.seek(offset)
+        for raw in log:
+            line = raw.decode("utf-8")
             if not line.strip():
                 continue
             entry = json.loads(line)
             if is_read_only(entry):
                 continue
             kept.append(line if line.endswith("\n") else line + "\n")
+            count += 1
             body = entry.get("body") or b""
             if entry.get("body_encoded"):
                 body = base64.b64decode(body)
@@ -99,19 +114,125 @@ def replay(app, path):
                 headers=headers,
                 data=body,
             )
-    compacted = path + ".compacting"
-    with open(compacted, "w", encoding="utf-8") as out:
-        out.writelines(kept)
-    os.replace(compacted, path)
-    return len(kept)
+    if offset == 0:
+        compacted = path + ".compacting"
+        with open(compacted, "w", encoding="utf-8") as out:
+            out.writelines(kept)
+        os.replace(compacted, path)
+    return count
+
+
+def log_digest(path, size):
+    """The SHA-256 of the first size bytes of path."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        left = size
+        while left > 0:
+            chunk = f.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            h.update(chunk)
+            left -= len(chunk)
+    return h.hexdigest()
+
+
+def dynamodb_tables():
+    """Every region's DynamoDB tables: {(account, region): {name: Table}}."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    out = {}
+    for account, regions in dynamodb_backends.items():
+        for region, backend in regions.items():
+            if backend.tables:
+                out[(account, region)] = backend.tables
+    return out
+
+
+def save_snapshot(state):
+    """Pickle the tables with the size and digest of the log they include."""
+    import moto
+
+    size = os.path.getsize(state) if os.path.exists(state) else 0
+    snap = {
+        "version": SNAPSHOT_VERSION,
+        "moto": moto.__version__,
+        "log_size": size,
+        "log_sha256": log_digest(state, size) if size else "",
+        "tables": dynamodb_tables(),
+    }
+    tmp = state + ".snapshot.tmp"
+    with open(tmp, "wb") as f:
+        pickle.dump(snap, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, state + ".snapshot")
+    return size
+
+
+def load_snapshot(state):
+    """Restore the tables of state's snapshot if it includes the beginning of
+    state's log; returns the log offset to replay from (0: none restored)."""
+    import moto
+    from moto.dynamodb.models import dynamodb_backends
+
+    path = state + ".snapshot"
+    if not os.path.exists(path) or not os.path.exists(state):
+        return 0
+    try:
+        with open(path, "rb") as f:
+            snap = pickle.load(f)
+    except Exception as exc:  # a torn or foreign file: the log has everything
+        print(f"moto: ignoring {path}: {exc}", flush=True)
+        return 0
+    if snap.get("version") != SNAPSHOT_VERSION or snap.get("moto") != moto.__version__:
+        print(f"moto: ignoring {path}: written by another version", flush=True)
+        return 0
+    size = snap["log_size"]
+    if size == 0 or os.path.getsize(state) < size or log_digest(state, size) != snap["log_sha256"]:
+        print(f"moto: ignoring {path}: it is not of {state}", flush=True)
+        return 0
+    for (account, region), tables in snap["tables"].items():
+        dynamodb_backends[account][region].tables = tables
+    return size
+
+
+def serialized(app, lock, profile=None):
+    """app as a WSGI app that reads the request body, then handles the request
+    under lock: one request at a time, whatever the number of connections.
+    With a cProfile.Profile, every request's handling is profiled."""
+
+    def handle(environ, start_response):
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        if length:
+            body = environ["wsgi.input"].read(length)
+        elif environ.get("wsgi.input_terminated"):
+            body = environ["wsgi.input"].read()
+        else:
+            body = b""
+        environ["wsgi.input"] = io.BytesIO(body)
+        environ["CONTENT_LENGTH"] = str(len(body))
+        with lock:
+            if profile is not None:
+                profile.enable()
+            try:
+                result = app(environ, start_response)
+                try:
+                    return list(result)
+                finally:
+                    if hasattr(result, "close"):
+                        result.close()
+            finally:
+                if profile is not None:
+                    profile.disable()
+
+    return handle
 
 
 def main(argv):
     args = parse_args(argv)
     if args.state:
-        os.makedirs(os.path.dirname(os.path.abspath(args.state)), exist_ok=True)
+        args.state = os.path.abspath(args.state)
+        os.makedirs(os.path.dirname(args.state), exist_ok=True)
         # moto reads the recorder settings when it is imported.
-        os.environ["MOTO_RECORDER_FILEPATH"] = os.path.abspath(args.state)
+        os.environ["MOTO_RECORDER_FILEPATH"] = args.state
         os.environ.pop("MOTO_ENABLE_RECORDING", None)
 
     from moto.moto_server.werkzeug_app import (
@@ -119,26 +240,49 @@ def main(argv):
         MotoRequestHandler,
         create_backend_app,
     )
-    from werkzeug.serving import run_simple
+    from werkzeug.serving import BaseWSGIServer, run_simple
 
+    fastpaths.apply()
     app = DomainDispatcherApplication(create_backend_app)
+    lock = threading.Lock()
 
     if args.state:
         from moto.moto_api import recorder
 
+        started = time.monotonic()
         if os.path.exists(args.state):
-            count = replay(app, args.state)
-            print(f"moto: replayed {count} recorded writes from {args.state}", flush=True)
+            offset = load_snapshot(args.state)
+            count = replay(app, args.state, offset)
+            how = f"a snapshot of {offset} log bytes and {count} writes after it" if offset else f"{count} recorded writes"
+            print(f"moto: restored {how} from {args.state} in {time.monotonic() - started:.1f} s", flush=True)
+            if count:
+                save_snapshot(args.state)
         recorder.start_recording()
 
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
-    print(f"moto: serving http://{args.host}:{args.port} (single-threaded)", flush=True)
+    # PRICKLE_MOTO_PROFILE=FILE: profile every request (cProfile) and write the
+    # statistics to FILE at stop (read them with python -m pstats FILE).
+    profile_path = os.environ.get("PRICKLE_MOTO_PROFILE")
+    profile = cProfile.Profile() if profile_path else None
+
+    def stop(signum, frame):
+        if profile is not None:
+            with lock:
+                profile.dump_stats(profile_path)
+        if args.state:
+            with lock:
+                size = save_snapshot(args.state)
+            print(f"moto: saved a snapshot of {size} log bytes", flush=True)
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    BaseWSGIServer.request_queue_size = LISTEN_QUEUE
+    print(f"moto: serving http://{args.host}:{args.port} (threaded, one request at a time)", flush=True)
     run_simple(
         args.host,
         args.port,
-        app,
-        threaded=False,
-        processes=1,
+        serialized(app, lock, profile),
+        threaded=True,
         request_handler=MotoRequestHandler,
     )
 

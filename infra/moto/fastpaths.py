@@ -1,0 +1,403 @@
+"""Small patches that make moto 5.2.5's DynamoDB answer in time that does not
+grow with the table, without changing what it answers.
+
+Measured on this machine (README, "The local stack at a team's scale"), three
+things in moto grow with the whole table on every request:
+
+1. Query, on the table or on a global secondary index, starts from
+   Table.all_items(), which lists and sorts every item of the table, and then
+   keeps those of the asked partition. Patched: Query starts from the asked
+   partition only: the table's own partition, or, for a GSI, the items an
+   index kept here (partition key values -> items) says are in it. The rest
+   of moto's Query (sorting, paging, range conditions, filters, projections)
+   runs unchanged on that smaller list, and it still checks every key
+   condition on every item, so an index entry that went stale can only be
+   skipped, never answered.
+2. TransactWriteItems deep-copies every table it touches before it starts,
+   to roll back on a failure (every item, and every stream record the table
+   ever had). Patched: it saves a copy of the items the transaction names
+   and the length of the tables' streams, and restores those on a failure.
+   Its checks and writes are moto's own, one after the other, unchanged.
+3. The request recorder (the state log the launcher replays at start) also
+   logs every read. Patched: it logs only requests that may change something.
+
+Two more cost every request time in proportion to its answer, or a constant
+that dominates small requests:
+
+4. The response serializer walks botocore's model for every attribute value
+   of every item answered (a third of the emulator's time in the profile).
+   An item in moto is already in DynamoDB's wire form ({"S": "..."}), which
+   is what that walk produces for it. Patched: an AttributeValue in wire
+   form (strings, numbers as strings, booleans, nulls, their sets, maps and
+   lists; anything else, such as binary, takes moto's own walk) is written
+   as it is.
+5. Every request lists its handler class's methods with inspect.getmembers.
+   Patched: the list is kept per class (classes do not change while serving).
+
+The index is kept up to date where moto changes an item: Table.put_item (every
+put, batch write, transaction put, and the new item of an update),
+Table.delete_item, and DynamoDBBackend.update_item (which changes an item in
+place). It lives beside the tables (a weak map), never in them, so pickled or
+copied tables carry no index, and it is rebuilt from the table's items when
+missing or when the table's indexes changed.
+
+With PRICKLE_MOTO_CROSSCHECK=1 every narrowed Query also runs moto's own and
+raises if the two differ (infra/moto/test_fastpaths.py runs that way).
+
+apply() installs the patches; it is idempotent. The launcher calls it before
+it serves. Pinned to moto 5.2.5 (infra/requirements-local.txt): apply()
+refuses another version, as the patched functions' signatures are moto's.
+"""
+
+import copy
+import inspect
+import os
+import weakref
+
+MOTO_VERSION = "5.2.5"
+
+# DynamoDB (and Streams) calls that change nothing.
+READ_ONLY_TARGETS = {
+    "DynamoDB_20120810." + action
+    for action in (
+        "GetItem", "BatchGetItem", "TransactGetItems", "Query", "Scan",
+        "DescribeTable", "DescribeTimeToLive", "DescribeContinuousBackups",
+        "ListTables", "ListTagsOfResource", "DescribeEndpoints", "DescribeLimits",
+    )
+} | {
+    "DynamoDBStreams_20120810." + action
+    for action in ("DescribeStream", "GetRecords", "GetShardIterator", "ListStreams")
+}
+
+_applied = False
+
+
+class _PartitionIndex:
+    """For each GSI of one table: partition key values -> {primary key: item},
+    and, per item, the partition it was filed under."""
+
+    def __init__(self, table):
+        self.signature = _signature(table)
+        self.parts = {name: {} for name, _ in self.signature}
+        self.where = {}
+        for item in _live_items(table):
+            self.file(table, item)
+
+    def file(self, table, item):
+        pk = (item.hash_key, item.range_key)
+        placed = self.where.setdefault(pk, {})
+        for name, attrs in self.signature:
+            key = _partition_of(item, attrs)
+            old = placed.get(name)
+            if old is not None and old != key:
+                bucket = self.parts[name].get(old)
+                if bucket is not None:
+                    bucket.pop(pk, None)
+                    if not bucket:
+                        del self.parts[name][old]
+            if key is None:
+                placed.pop(name, None)
+                continue
+            self.parts[name].setdefault(key, {})[pk] = item
+            placed[name] = key
+
+    def unfile(self, pk):
+        for name, key in self.where.pop(pk, {}).items():
+            bucket = self.parts[name].get(key)
+            if bucket is not None:
+                bucket.pop(pk, None)
+                if not bucket:
+                    del self.parts[name][key]
+
+
+def _signature(table):
+    return tuple(
+        (gsi.name, tuple(k["AttributeName"] for k in gsi.schema if k["KeyType"] == "HASH"))
+        for gsi in (table.global_indexes or [])
+    )
+
+
+def _partition_of(item, attrs):
+    values = []
+    for attr in attrs:
+        value = item.attrs.get(attr)
+        if value is None:
+            return None
+        values.append(value)
+    return tuple(values)
+
+
+def _live_items(table):
+    for part in table.items.values():
+        if table.range_key_attr:
+            yield from part.values()
+        else:
+            yield part
+
+
+def _is_live(table, item):
+    part = table.items.get(item.hash_key)
+    if part is None:
+        return False
+    if table.range_key_attr:
+        return part.get(item.range_key) is item
+    return part is item
+
+
+_indexes = weakref.WeakKeyDictionary()
+
+
+def index_of(table):
+    """The table's partition index, built (again) when missing or stale."""
+    idx = _indexes.get(table)
+    if idx is None or idx.signature != _signature(table):
+        idx = _PartitionIndex(table)
+        _indexes[table] = idx
+    return idx
+
+
+def _refile(table, item):
+    idx = _indexes.get(table)
+    if idx is not None and item is not None:
+        idx.file(table, item)
+
+
+def _candidates(table, hash_key, index_name, hash_key_conditions):
+    """The items of the asked partition, in all_items() order, or None when
+    the query is one this patch does not narrow."""
+    if index_name is None:
+        if hash_key is None:
+            return None
+        part = table.items.get(hash_key)
+        if part is None:
+            return []
+        if not table.range_key_attr:
+            return [part]
+        return sorted(part.values(), key=lambda x: x.range_key)
+    gsi_names = {g.name for g in (table.global_indexes or [])}
+    if index_name not in gsi_names:
+        lsi_names = {i.name for i in (table.indexes or [])}
+        if index_name in lsi_names and hash_key is not None:
+            return _candidates(table, hash_key, None, None)
+        return None
+    attrs = dict(_signature(table))[index_name]
+    given = dict(hash_key_conditions or [])
+    if set(given) != set(attrs):
+        return None
+    key = tuple(given[a] for a in attrs)
+    bucket = index_of(table).parts[index_name].get(key, {})
+    items = [item for item in bucket.values() if _is_live(table, item)]
+    items.sort(key=lambda x: (x.hash_key, x.range_key) if x.range_key else x.hash_key)
+    return items
+
+
+def apply():
+    """Install the patches into moto (once)."""
+    global _applied
+    if _applied:
+        return
+    import moto
+    from moto.dynamodb import models as backend_models
+    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.dynamo_type import DynamoType
+    from moto.dynamodb.models.table import Table
+    from moto.moto_api._internal.recorder.models import Recorder
+
+    if moto.__version__ != MOTO_VERSION:
+        raise RuntimeError(f"infra/moto/fastpaths.py patches moto {MOTO_VERSION}, found {moto.__version__}")
+
+    original_query = Table.query
+    query_signature = inspect.signature(original_query)
+
+    def query(self, *args, **kwargs):
+        asked = query_signature.bind(self, *args, **kwargs).arguments
+        items = _candidates(self, asked.get("hash_key"), asked.get("index_name"), asked.get("hash_key_conditions"))
+        if items is None:
+            return original_query(self, *args, **kwargs)
+        # moto's Query takes its candidates from all_items(): hand it the partition.
+        self.all_items = lambda: items
+        try:
+            answer = original_query(self, *args, **kwargs)
+        finally:
+            del self.all_items
+        if os.environ.get("PRICKLE_MOTO_CROSSCHECK") == "1":
+            _crosscheck(answer, original_query(self, *args, **kwargs))
+        return answer
+
+    original_put = Table.put_item
+
+    def put_item(self, *args, **kwargs):
+        item = original_put(self, *args, **kwargs)
+        _refile(self, item)
+        return item
+
+    original_delete = Table.delete_item
+
+    def delete_item(self, hash_key, range_key):
+        item = original_delete(self, hash_key, range_key)
+        idx = _indexes.get(self)
+        if idx is not None and item is not None:
+            idx.unfile((item.hash_key, item.range_key))
+        return item
+
+    original_update = DynamoDBBackend.update_item
+
+    def update_item(self, table_name, *args, **kwargs):
+        item = original_update(self, table_name, *args, **kwargs)
+        _refile(self.get_table(table_name), item)
+        return item
+
+    original_transact = DynamoDBBackend.transact_write_items
+
+    def transact_write_items(self, transact_items):
+        saved = []  # (table, hash key, range key, deep copy of the item or None)
+        streams = {}
+        for entry in transact_items:
+            if not isinstance(entry, dict) or len(entry) != 1:
+                continue
+            op_type, op = next(iter(entry.items()))
+            table = self.tables.get(op.get("TableName")) if isinstance(op, dict) else None
+            if table is None:
+                continue
+            key = op.get("Item") if op_type == "Put" else op.get("Key")
+            if not isinstance(key, dict) or table.hash_key_attr not in key:
+                continue
+            hash_key = DynamoType(key[table.hash_key_attr])
+            range_key = None
+            if table.range_key_attr is not None:
+                if table.range_key_attr not in key:
+                    continue
+                range_key = DynamoType(key[table.range_key_attr])
+            current = table.items.get(hash_key)
+            if current is not None and table.range_key_attr is not None:
+                current = current.get(range_key)
+            saved.append((table, hash_key, range_key, copy.deepcopy(current)))
+            if table.stream_shard is not None:
+                streams[id(table)] = (table.stream_shard, len(table.stream_shard.items))
+        _shallow_tables.active = True
+        try:
+            return original_transact(self, transact_items)
+        except BaseException:
+            for table, hash_key, range_key, before in reversed(saved):
+                _restore(table, hash_key, range_key, before)
+            for shard, length in streams.values():
+                del shard.items[length:]
+            raise
+        finally:
+            _shallow_tables.active = False
+
+    # The transaction's whole-table backup: while a patched transaction runs,
+    # a table "copied" by it is the table itself (the patch above rolls back).
+    backend_models.copy = _shallow_tables
+
+    original_record = Recorder._record_request
+
+    def record_request(self, request, body=None):
+        if request.headers.get("X-Amz-Target") in READ_ONLY_TARGETS:
+            return
+        return original_record(self, request, body)
+
+    from moto.core import responses as core_responses
+    from moto.core.serialize import BaseJSONSerializer
+
+    original_structure = BaseJSONSerializer._serialize_type_structure
+
+    def serialize_type_structure(self, serialized, value, shape, key):
+        if shape.name == "AttributeValue" and key and _wire_form(value):
+            if os.environ.get("PRICKLE_MOTO_CROSSCHECK") == "1":
+                want = {}
+                original_structure(self, want, value, shape, key)
+                if want != {self.get_serialized_name(shape, key): value}:
+                    raise AssertionError(f"wire form {value!r} serialized by moto as {want!r}")
+            self._default_serialize(serialized, value, shape, key)
+            return
+        original_structure(self, serialized, value, shape, key)
+
+    method_names = {}
+    original_method_names = core_responses.method_names_from_class
+
+    def method_names_from_class(clazz):
+        names = method_names.get(clazz)
+        if names is None:
+            names = method_names[clazz] = original_method_names(clazz)
+        return list(names)
+
+    BaseJSONSerializer._serialize_type_structure = serialize_type_structure
+    core_responses.method_names_from_class = method_names_from_class
+    Table.query = query
+    Table.put_item = put_item
+    Table.delete_item = delete_item
+    DynamoDBBackend.update_item = update_item
+    DynamoDBBackend.transact_write_items = transact_write_items
+    Recorder._record_request = record_request
+    _applied = True
+
+
+_SCALAR_KINDS = {"S": str, "N": str, "BOOL": bool, "NULL": bool}
+_SET_KINDS = {"SS", "NS"}
+
+
+def _wire_form(value):
+    """Whether value is an AttributeValue that moto's serializer would write as it is."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return False
+    (kind, inner), = value.items()
+    scalar = _SCALAR_KINDS.get(kind)
+    if scalar is not None:
+        return type(inner) is scalar
+    if kind in _SET_KINDS:
+        return isinstance(inner, list) and all(type(v) is str for v in inner)
+    if kind == "M":
+        return isinstance(inner, dict) and all(type(k) is str and _wire_form(v) for k, v in inner.items())
+    if kind == "L":
+        return isinstance(inner, list) and all(_wire_form(v) for v in inner)
+    return False
+
+
+def _crosscheck(got, want):
+    """Raise when the narrowed Query answered otherwise than moto's own."""
+    (got_items, got_scanned, got_last), (want_items, want_scanned, want_last) = got, want
+    if [i.to_json() for i in got_items] != [i.to_json() for i in want_items] or got_scanned != want_scanned or got_last != want_last:
+        raise AssertionError(f"narrowed Query answered {len(got_items)} items, moto's own {len(want_items)}")
+
+
+def _restore(table, hash_key, range_key, before):
+    if table.range_key_attr is None:
+        if before is None:
+            table.items.pop(hash_key, None)
+        else:
+            table.items[hash_key] = before
+    else:
+        part = table.items.setdefault(hash_key, {})
+        if before is None:
+            part.pop(range_key, None)
+            if not part:
+                del table.items[hash_key]
+        else:
+            part[range_key] = before
+    idx = _indexes.get(table)
+    if idx is not None:
+        if before is None:
+            idx.unfile((hash_key, range_key))
+        else:
+            idx.file(table, before)
+
+
+class _ShallowTables:
+    """Stands in for the copy module inside moto.dynamodb.models: deep copies
+    as copy does, except a Table while a patched transaction runs."""
+
+    active = False
+
+    def deepcopy(self, value, memo=None):
+        from moto.dynamodb.models.table import Table
+
+        if self.active and isinstance(value, Table):
+            return value
+        return copy.deepcopy(value, memo)
+
+    def __getattr__(self, name):
+        return getattr(copy, name)
+
+
+_shallow_tables = _ShallowTables()
