@@ -67,7 +67,10 @@ fuzz:
 		go test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}"; \
 	done
 
+## integration: the emulator's patches against moto itself (infra/moto/test_fastpaths.py), then the
+## store and stack against the emulator
 integration: venv-local
+	$(PY) -m unittest discover -s infra/moto -p 'test_*.py'
 	infra/moto/with-emulator.sh go test -count=1 -timeout 20m -tags integration ./...
 
 e2e: venv node

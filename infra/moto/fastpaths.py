@@ -31,8 +31,16 @@ that dominates small requests:
    form (strings, numbers as strings, booleans, nulls, their sets, maps and
    lists; anything else, such as binary, takes moto's own walk) is written
    as it is.
-5. Every request lists its handler class's methods with inspect.getmembers.
-   Patched: the list is kept per class (classes do not change while serving).
+5. Query deep-copies every item of the page it answers, to keep the stored
+   items safe from what answering does to them; answering builds new items
+   and dicts (projections, to_json) and changes none. Patched: while a
+   narrowed Query runs, a page's items are copied one level (a new Item with
+   a new attribute dict of the same values).
+6. Every request lists its handler class's methods with inspect.getmembers,
+   and lists moto's package directory (os.listdir and a stat per service,
+   twice) to find the backend for its host: together an eighth of the
+   emulator's time in the profile. Patched: both lists are kept (classes and
+   installed files do not change while serving).
 
 The index is kept up to date where moto changes an item: Table.put_item (every
 put, batch write, transaction put, and the new item of an update),
@@ -49,6 +57,7 @@ it serves. Pinned to moto 5.2.5 (infra/requirements-local.txt): apply()
 refuses another version, as the patched functions' signatures are moto's.
 """
 
+import bisect
 import copy
 import inspect
 import os
@@ -70,15 +79,18 @@ READ_ONLY_TARGETS = {
 }
 
 _applied = False
+DynamoType = None  # moto's, set by apply(): moto must not be imported before the launcher configures it
 
 
 class _PartitionIndex:
-    """For each GSI of one table: partition key values -> {primary key: item},
-    and, per item, the partition it was filed under."""
+    """For each GSI of one table: partition key values -> the partition's
+    items ({primary key: item}) and, for a GSI with a sort key, their keys in
+    moto's Query order (a sorted list of (sort key values, primary key));
+    per item, where it was filed."""
 
     def __init__(self, table):
         self.signature = _signature(table)
-        self.parts = {name: {} for name, _ in self.signature}
+        self.parts = {name: {} for name, _, _ in self.signature}
         self.where = {}
         for item in _live_items(table):
             self.file(table, item)
@@ -86,35 +98,67 @@ class _PartitionIndex:
     def file(self, table, item):
         pk = (item.hash_key, item.range_key)
         placed = self.where.setdefault(pk, {})
-        for name, attrs in self.signature:
+        for name, attrs, order in self.signature:
             key = _partition_of(item, attrs)
-            old = placed.get(name)
-            if old is not None and old != key:
-                bucket = self.parts[name].get(old)
-                if bucket is not None:
-                    bucket.pop(pk, None)
-                    if not bucket:
-                        del self.parts[name][old]
-            if key is None:
-                placed.pop(name, None)
+            rank = _rank_of(item, order) if key is not None and order else None
+            if order and rank is None:
+                key = None  # a GSI with a sort key holds only items with every key attribute
+            if placed.get(name) == (key, rank):
+                self.parts[name][key]["items"][pk] = item
                 continue
-            self.parts[name].setdefault(key, {})[pk] = item
-            placed[name] = key
+            self._drop(name, pk, placed.pop(name, None))
+            if key is None:
+                continue
+            bucket = self.parts[name].setdefault(key, {"items": {}, "order": []})
+            bucket["items"][pk] = item
+            if rank is not None:
+                bisect.insort(bucket["order"], (rank, pk), key=lambda e: e[0])
+            placed[name] = (key, rank)
 
     def unfile(self, pk):
-        for name, key in self.where.pop(pk, {}).items():
-            bucket = self.parts[name].get(key)
-            if bucket is not None:
-                bucket.pop(pk, None)
-                if not bucket:
-                    del self.parts[name][key]
+        for name, spot in self.where.pop(pk, {}).items():
+            self._drop(name, pk, spot)
+
+    def _drop(self, name, pk, spot):
+        if spot is None:
+            return
+        key, rank = spot
+        bucket = self.parts[name].get(key)
+        if bucket is None:
+            return
+        bucket["items"].pop(pk, None)
+        if rank is not None:
+            order = bucket["order"]
+            i = bisect.bisect_left(order, rank, key=lambda e: e[0])
+            if i < len(order) and order[i][0] == rank:
+                del order[i]
+        if not bucket["items"]:
+            del self.parts[name][key]
 
 
 def _signature(table):
-    return tuple(
-        (gsi.name, tuple(k["AttributeName"] for k in gsi.schema if k["KeyType"] == "HASH"))
-        for gsi in (table.global_indexes or [])
-    )
+    """Per GSI: its name, partition key attributes, and the attributes moto's
+    Query sorts its partition by (None for a GSI without a sort key)."""
+    out = []
+    for gsi in table.global_indexes or []:
+        hashes = tuple(k["AttributeName"] for k in gsi.schema if k["KeyType"] == "HASH")
+        ranges = [k["AttributeName"] for k in gsi.schema if k["KeyType"] == "RANGE"]
+        order = None
+        if ranges:
+            order = tuple(ranges + [table.hash_key_attr] + ([table.range_key_attr] if table.range_key_attr else []))
+        out.append((gsi.name, hashes, order))
+    return tuple(out)
+
+
+def _rank_of(item, attrs):
+    """The item's sort key values in moto's order (DynamoType compares cast values), or None."""
+    values = []
+    for attr in attrs:
+        value = item.attrs.get(attr)
+        if value is None or value.type not in ("S", "N", "B"):
+            return None
+        values.append(value.cast_value)
+    return tuple(values)
 
 
 def _partition_of(item, attrs):
@@ -162,9 +206,13 @@ def _refile(table, item):
         idx.file(table, item)
 
 
-def _candidates(table, hash_key, index_name, hash_key_conditions):
-    """The items of the asked partition, in all_items() order, or None when
-    the query is one this patch does not narrow."""
+def _candidates(table, asked):
+    """The items moto's Query must look at, in all_items() order, or None
+    when the query is one this patch does not narrow: the asked partition
+    and, on a GSI with a sort key and no sort key condition, only the page
+    asked for (Limit + 1 items after ExclusiveStartKey, in the asked
+    direction), which is all moto's Query reads of it."""
+    hash_key, index_name = asked.get("hash_key"), asked.get("index_name")
     if index_name is None:
         if hash_key is None:
             return None
@@ -174,32 +222,59 @@ def _candidates(table, hash_key, index_name, hash_key_conditions):
         if not table.range_key_attr:
             return [part]
         return sorted(part.values(), key=lambda x: x.range_key)
-    gsi_names = {g.name for g in (table.global_indexes or [])}
-    if index_name not in gsi_names:
+    gsis = {name: (attrs, order) for name, attrs, order in _signature(table)}
+    if index_name not in gsis:
         lsi_names = {i.name for i in (table.indexes or [])}
         if index_name in lsi_names and hash_key is not None:
-            return _candidates(table, hash_key, None, None)
+            return _candidates(table, {"hash_key": hash_key})
         return None
-    attrs = dict(_signature(table))[index_name]
-    given = dict(hash_key_conditions or [])
+    attrs, order = gsis[index_name]
+    given = dict(asked.get("hash_key_conditions") or [])
     if set(given) != set(attrs):
         return None
-    key = tuple(given[a] for a in attrs)
-    bucket = index_of(table).parts[index_name].get(key, {})
-    items = [item for item in bucket.values() if _is_live(table, item)]
+    bucket = index_of(table).parts[index_name].get(tuple(given[a] for a in attrs))
+    if bucket is None:
+        return []
+    entries = bucket["order"] if order else None
+    limit = asked.get("limit")
+    if entries is not None and limit and not asked.get("range_comparison") and not asked.get("filter_kwargs") and not asked.get("range_key_conditions"):
+        start, end = 0, len(entries)
+        esk = asked.get("exclusive_start_key")
+        forward = asked.get("scan_index_forward", True) is not False
+        if esk:
+            if any(a not in esk for a in order):
+                return _sorted_live(table, bucket)
+            rank = tuple(DynamoType(esk[a]).cast_value for a in order)
+            if forward:
+                start = bisect.bisect_right(entries, rank, key=lambda e: e[0])
+            else:
+                end = bisect.bisect_left(entries, rank, key=lambda e: e[0])
+        if forward:
+            end = min(end, start + limit + 1)
+        else:
+            start = max(start, end - limit - 1)
+        items = [bucket["items"][pk] for _, pk in entries[start:end]]
+        if all(_is_live(table, item) for item in items):
+            return sorted(items, key=lambda x: (x.hash_key, x.range_key) if x.range_key else x.hash_key)
+    return _sorted_live(table, bucket)
+
+
+def _sorted_live(table, bucket):
+    items = [item for item in bucket["items"].values() if _is_live(table, item)]
     items.sort(key=lambda x: (x.hash_key, x.range_key) if x.range_key else x.hash_key)
     return items
 
 
 def apply():
     """Install the patches into moto (once)."""
-    global _applied
+    global _applied, DynamoType
     if _applied:
         return
+    from moto.dynamodb.models.dynamo_type import DynamoType
     import moto
     from moto.dynamodb import models as backend_models
+    from moto.dynamodb.models import table as table_models
     from moto.dynamodb.models import DynamoDBBackend
-    from moto.dynamodb.models.dynamo_type import DynamoType
     from moto.dynamodb.models.table import Table
     from moto.moto_api._internal.recorder.models import Recorder
 
@@ -211,14 +286,16 @@ def apply():
 
     def query(self, *args, **kwargs):
         asked = query_signature.bind(self, *args, **kwargs).arguments
-        items = _candidates(self, asked.get("hash_key"), asked.get("index_name"), asked.get("hash_key_conditions"))
+        items = _candidates(self, asked)
         if items is None:
             return original_query(self, *args, **kwargs)
         # moto's Query takes its candidates from all_items(): hand it the partition.
         self.all_items = lambda: items
+        _shallow_pages.active = True
         try:
             answer = original_query(self, *args, **kwargs)
         finally:
+            _shallow_pages.active = False
             del self.all_items
         if os.environ.get("PRICKLE_MOTO_CROSSCHECK") == "1":
             _crosscheck(answer, original_query(self, *args, **kwargs))
@@ -289,6 +366,7 @@ def apply():
     # The transaction's whole-table backup: while a patched transaction runs,
     # a table "copied" by it is the table itself (the patch above rolls back).
     backend_models.copy = _shallow_tables
+    table_models.copy = _shallow_pages
 
     original_record = Recorder._record_request
 
@@ -321,6 +399,11 @@ def apply():
         if names is None:
             names = method_names[clazz] = original_method_names(clazz)
         return list(names)
+
+    from moto import backends as moto_backends
+
+    modules = tuple(moto_backends.list_of_moto_modules())
+    moto_backends.list_of_moto_modules = lambda: modules
 
     BaseJSONSerializer._serialize_type_structure = serialize_type_structure
     core_responses.method_names_from_class = method_names_from_class
@@ -401,3 +484,30 @@ class _ShallowTables:
 
 
 _shallow_tables = _ShallowTables()
+
+
+class _ShallowPages:
+    """Stands in for the copy module inside moto.dynamodb.models.table: deep
+    copies as copy does, except a list of items while a narrowed Query runs,
+    which it copies one level."""
+
+    active = False
+
+    def deepcopy(self, value, memo=None):
+        from moto.dynamodb.models.dynamo_type import Item
+
+        if self.active and isinstance(value, list) and all(type(v) is Item for v in value):
+            return [_one_level(v) for v in value]
+        return copy.deepcopy(value, memo)
+
+    def __getattr__(self, name):
+        return getattr(copy, name)
+
+
+def _one_level(item):
+    twin = copy.copy(item)
+    twin.attrs = dict(item.attrs)
+    return twin
+
+
+_shallow_pages = _ShallowPages()
