@@ -36,7 +36,13 @@ that dominates small requests:
    and dicts (projections, to_json) and changes none. Patched: while a
    narrowed Query runs, a page's items are copied one level (a new Item with
    a new attribute dict of the same values).
-6. Every request lists its handler class's methods with inspect.getmembers,
+6. Every Item and stream record moto makes (a page's copies, projections)
+   is appended to a class-wide list of instances and so never freed: the
+   emulator's memory, and the garbage collector's passes over it, grow with
+   every request (loading a snapshot of 5,000 tasks took 36 s). Patched:
+   those two classes are not tracked (the list serves moto's data
+   dashboard, which the local stack does not use).
+7. Every request lists its handler class's methods with inspect.getmembers,
    and lists moto's package directory (os.listdir and a stat per service,
    twice) to find the backend for its host: together an eighth of the
    emulator's time in the profile. Patched: both lists are kept (classes and
@@ -92,8 +98,13 @@ class _PartitionIndex:
         self.signature = _signature(table)
         self.parts = {name: {} for name, _, _ in self.signature}
         self.where = {}
+        self.building = True
         for item in _live_items(table):
             self.file(table, item)
+        self.building = False
+        for buckets in self.parts.values():
+            for bucket in buckets.values():
+                bucket["order"].sort(key=lambda e: e[0])
 
     def file(self, table, item):
         pk = (item.hash_key, item.range_key)
@@ -111,7 +122,9 @@ class _PartitionIndex:
                 continue
             bucket = self.parts[name].setdefault(key, {"items": {}, "order": []})
             bucket["items"][pk] = item
-            if rank is not None:
+            if rank is not None and self.building:
+                bucket["order"].append((rank, pk))
+            elif rank is not None:
                 bisect.insort(bucket["order"], (rank, pk), key=lambda e: e[0])
             placed[name] = (key, rank)
 
@@ -271,6 +284,7 @@ def apply():
     if _applied:
         return
     from moto.dynamodb.models.dynamo_type import DynamoType
+    crosscheck = os.environ.get("PRICKLE_MOTO_CROSSCHECK") == "1"
     import moto
     from moto.dynamodb import models as backend_models
     from moto.dynamodb.models import table as table_models
@@ -297,7 +311,7 @@ def apply():
         finally:
             _shallow_pages.active = False
             del self.all_items
-        if os.environ.get("PRICKLE_MOTO_CROSSCHECK") == "1":
+        if crosscheck:
             _crosscheck(answer, original_query(self, *args, **kwargs))
         return answer
 
@@ -382,7 +396,7 @@ def apply():
 
     def serialize_type_structure(self, serialized, value, shape, key):
         if shape.name == "AttributeValue" and key and _wire_form(value):
-            if os.environ.get("PRICKLE_MOTO_CROSSCHECK") == "1":
+            if crosscheck:
                 want = {}
                 original_structure(self, want, value, shape, key)
                 if want != {self.get_serialized_name(shape, key): value}:
@@ -399,6 +413,12 @@ def apply():
         if names is None:
             names = method_names[clazz] = original_method_names(clazz)
         return list(names)
+
+    from moto.dynamodb.models.dynamo_type import Item
+    from moto.dynamodb.models.table import StreamRecord
+
+    for untracked in (Item, StreamRecord):
+        untracked.__new__ = _untracked_new
 
     from moto import backends as moto_backends
 
@@ -435,6 +455,10 @@ def _wire_form(value):
     if kind == "L":
         return isinstance(inner, list) and all(_wire_form(v) for v in inner)
     return False
+
+
+def _untracked_new(cls, *args, **kwargs):
+    return object.__new__(cls)
 
 
 def _crosscheck(got, want):

@@ -35,6 +35,7 @@ Usage:
 import argparse
 import base64
 import cProfile
+import gc
 import hashlib
 import io
 import ipaddress
@@ -176,12 +177,16 @@ def load_snapshot(state):
     path = state + ".snapshot"
     if not os.path.exists(path) or not os.path.exists(state):
         return 0
+    # Millions of new objects would trigger a collection pass over all of them again and again.
+    gc.disable()
     try:
         with open(path, "rb") as f:
             snap = pickle.load(f)
     except Exception as exc:  # a torn or foreign file: the log has everything
         print(f"moto: ignoring {path}: {exc}", flush=True)
         return 0
+    finally:
+        gc.enable()
     if snap.get("version") != SNAPSHOT_VERSION or snap.get("moto") != moto.__version__:
         print(f"moto: ignoring {path}: written by another version", flush=True)
         return 0
@@ -257,6 +262,8 @@ def main(argv):
             print(f"moto: restored {how} from {args.state} in {time.monotonic() - started:.1f} s", flush=True)
             if count:
                 save_snapshot(args.state)
+            # What was restored lives as long as the server: keep it out of every collection pass.
+            gc.freeze()
         recorder.start_recording()
 
     # PRICKLE_MOTO_PROFILE=FILE: profile every request (cProfile) and write the
