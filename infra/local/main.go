@@ -70,6 +70,11 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 		return fmt.Errorf("listen on 127.0.0.1:%s (set PORT to use another): %w", cfg.port, err)
 	}
 	defer ln.Close()
+	if addr := os.Getenv("PRICKLE_PPROF"); addr != "" {
+		if err := servePprof(addr, log); err != nil {
+			return err
+		}
+	}
 
 	endpoint := cfg.endpoint
 	if endpoint == "" {

@@ -6,9 +6,10 @@ succeed against it. Real DynamoDB serializes writes to one item. This
 launcher serves the same WSGI app (moto.moto_server.werkzeug_app:
 DomainDispatcherApplication(create_backend_app)) with werkzeug's threaded
 server, so every client keeps its HTTP/1.1 connection (keep-alive) and none
-waits in the listen queue, and runs the app under one lock: a request's body
-is read first, then the request is handled, and its answer built, strictly
-one after another, as a single-threaded server would.
+waits in the listen queue, and runs the app under one lock, taken in the
+order requests arrive: a request's body is read first, then the request is
+handled, and its answer built, strictly one after another, as a
+single-threaded server would.
 
 The patches of fastpaths.py (installed before serving) keep moto's Query,
 TransactWriteItems and request recorder from growing with the table.
@@ -21,7 +22,9 @@ snapshot or restore. With --state FILE, the launcher keeps two things:
   requests arrive;
 - FILE.snapshot, the DynamoDB tables pickled when the launcher stops
   (SIGTERM, SIGINT) and after a start that had to replay log entries, with the
-  size and SHA-256 of the log it includes.
+  size and SHA-256 of the log it includes. Stream records are left out (as
+  DynamoDB drops them after 24 h): the local stack reads streams from their
+  end when it starts, and the sequence numbers go on where they were.
 At start it loads the snapshot if its log is FILE's beginning (same moto
 version), and replays in-process only what FILE holds after it; else it
 replays FILE whole. A killed launcher (SIGKILL) loses no write: its next
@@ -34,6 +37,7 @@ Usage:
 
 import argparse
 import base64
+import collections
 import cProfile
 import gc
 import hashlib
@@ -154,16 +158,27 @@ def save_snapshot(state):
     import moto
 
     size = os.path.getsize(state) if os.path.exists(state) else 0
+    tables = dynamodb_tables()
     snap = {
         "version": SNAPSHOT_VERSION,
         "moto": moto.__version__,
         "log_size": size,
         "log_sha256": log_digest(state, size) if size else "",
-        "tables": dynamodb_tables(),
+        "tables": tables,
     }
+    # Stream records are not kept: a restarted stack reads its streams from
+    # their end (infra/local), and the next record continues the sequence.
+    shards = [t.stream_shard for per_region in tables.values() for t in per_region.values() if t.stream_shard is not None]
+    kept = [(shard, shard.items, shard.starting_sequence_number) for shard in shards]
+    for shard, items, start in kept:
+        shard.items, shard.starting_sequence_number = [], start + len(items)
     tmp = state + ".snapshot.tmp"
-    with open(tmp, "wb") as f:
-        pickle.dump(snap, f, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        with open(tmp, "wb") as f:
+            pickle.dump(snap, f, protocol=pickle.HIGHEST_PROTOCOL)
+    finally:
+        for shard, items, start in kept:
+            shard.items, shard.starting_sequence_number = items, start
     os.replace(tmp, state + ".snapshot")
     return size
 
@@ -197,6 +212,35 @@ def load_snapshot(state):
     for (account, region), tables in snap["tables"].items():
         dynamodb_backends[account][region].tables = tables
     return size
+
+
+class FairLock:
+    """A lock that hands itself to its waiters in the order they came: with
+    hundreds of connections waiting, a plain lock lets some wait far longer
+    than the queue is long (the emulator's answers then hit the clients' timeouts)."""
+
+    def __init__(self):
+        self._guard = threading.Lock()
+        self._waiters = collections.deque()
+        self._held = False
+
+    def __enter__(self):
+        with self._guard:
+            if not self._held:
+                self._held = True
+                return self
+            turn = threading.Event()
+            self._waiters.append(turn)
+        turn.wait()
+        return self
+
+    def __exit__(self, *exc):
+        with self._guard:
+            if self._waiters:
+                self._waiters.popleft().set()  # held on: the next waiter owns it now
+            else:
+                self._held = False
+        return False
 
 
 def serialized(app, lock, profile=None):
@@ -249,7 +293,7 @@ def main(argv):
 
     fastpaths.apply()
     app = DomainDispatcherApplication(create_backend_app)
-    lock = threading.Lock()
+    lock = FairLock()
 
     if args.state:
         from moto.moto_api import recorder

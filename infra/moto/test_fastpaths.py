@@ -175,14 +175,47 @@ class Launcher(unittest.TestCase):
             client = boto3.client("dynamodb")
             create(client)
             client.put_item(TableName=TABLE, Item={"pk": s("t1"), "sk": s("task"), "assignee": s("ann"), "updated": s("1")})
+            records = stream_length()
             size = launcher.save_snapshot(state)
+            self.assertEqual(stream_length(), records, "saving changed the live stream")
             backend = dynamodb_backends["123456789012"]["us-east-1"]
             backend.tables = {}
             self.assertEqual(launcher.load_snapshot(state), size)
             self.assertEqual(len(query_all(client, IndexName="by-assignee", KeyConditionExpression="assignee = :a", ExpressionAttributeValues={":a": s("ann")})), 1)
+            # The restored stream holds no old record and numbers the next one after them.
+            shard = backend.tables[TABLE].stream_shard
+            self.assertEqual((len(shard.items), shard.starting_sequence_number), (0, 1100000000017454423009 + records))
+            client.put_item(TableName=TABLE, Item={"pk": s("t2"), "sk": s("task")})
+            self.assertEqual(shard.items[0].to_json()["dynamodb"]["SequenceNumber"], str(1100000000017454423009 + records))
             with open(state, "w") as f:
                 f.write('{"headers": {}, "method": "POST", "url": "http://y/", "body": ""}\n')
             self.assertEqual(launcher.load_snapshot(state), 0)
+
+    def test_the_lock_serves_one_at_a_time_in_arrival_order(self):
+        import threading
+        import time
+
+        import launcher
+
+        lock, order, inside = launcher.FairLock(), [], []
+        lock.__enter__()
+        threads = []
+        for i in range(20):
+            def work(i=i):
+                with lock:
+                    inside.append(i)
+                    self.assertEqual(len(inside), 1, "two holders at once")
+                    order.append(i)
+                    inside.pop()
+            t = threading.Thread(target=work)
+            t.start()
+            threads.append(t)
+            while len(lock._waiters) < i + 1:
+                time.sleep(0.001)
+        lock.__exit__(None, None, None)
+        for t in threads:
+            t.join()
+        self.assertEqual(order, list(range(20)))
 
     def test_the_recorder_logs_writes_only(self):
         from moto.moto_api import recorder
