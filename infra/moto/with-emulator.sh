@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs a command with a fresh DynamoDB emulator (moto, single-threaded) on a
+# Runs a command with a fresh DynamoDB emulator (moto, one request at a time) on a
 # free loopback port, exported as PRICKLE_DYNAMODB_ENDPOINT; stops it after.
 # With PRICKLE_DYNAMODB_ENDPOINT already set, runs the command against that endpoint.
 set -euo pipefail
