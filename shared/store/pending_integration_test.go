@@ -215,10 +215,10 @@ func TestPendingIsBoundedWithTheFilerStopped(t *testing.T) {
 	wantHistory(t, st, tk.ID, 21)
 }
 
-// TestRetriedMoveThatLandedSucceeds: the move's PutItem reaches the
-// emulator but its answer is lost; the SDK's retry finds its condition
-// failed, and the store, reading the task again, sees its own move's line
-// and answers success, not "changed by another call".
+// TestRetriedMoveThatLandedSucceeds: a creation's PutItem, then a move's,
+// reaches the emulator but its answer is lost; the SDK's retry finds its
+// condition failed, and the store, reading the task again, sees its own
+// move's line and answers success, not "changed by another call".
 func TestRetriedMoveThatLandedSucceeds(t *testing.T) {
 	fx := storetest.New(t)
 	p := storetest.NewProxy(t)
@@ -227,8 +227,16 @@ func TestRetriedMoveThatLandedSucceeds(t *testing.T) {
 	})
 	ctx := context.Background()
 	tk := routedTask("retried", "website-v2", "ana/claude", "bo/codex", base)
+	p.Inject(storetest.Rule{Fault: storetest.LostAnswer, Op: "PutItem", Times: 1})
 	if err := st.CreateTask(ctx, tk, created(tk)); err != nil {
-		t.Fatal(err)
+		t.Fatalf("a creation that landed, retried: %v", err)
+	}
+	if _, ops := p.Take(); ops["PutItem"] != 2 || ops["Query"] != 1 {
+		t.Errorf("create: requests %v, want the PutItem, its retry and one Query", ops)
+	}
+	// Creating it again, as another call would, is still a conflict.
+	if err := st.CreateTask(ctx, tk, created(tk)); !errors.Is(err, team.ErrConflict) {
+		t.Errorf("second create: err = %v, want ErrConflict", err)
 	}
 	cur, err := st.Task(ctx, tk.ID)
 	if err != nil {
@@ -239,8 +247,8 @@ func TestRetriedMoveThatLandedSucceeds(t *testing.T) {
 	if err := st.ApplyMove(ctx, cur.Version, checkpoint(cur, 1)); err != nil {
 		t.Fatalf("a move that landed, retried: %v", err)
 	}
-	if got := p.Injected()[storetest.LostAnswer]; got != 1 {
-		t.Fatalf("the proxy lost %d answers, want 1", got)
+	if got := p.Injected()[storetest.LostAnswer]; got != 2 {
+		t.Fatalf("the proxy lost %d answers, want 2", got)
 	}
 	if _, ops := p.Take(); ops["PutItem"] != 2 || ops["Query"] != 1 {
 		t.Errorf("requests %v, want the PutItem, its retry and one Query", ops)

@@ -111,13 +111,20 @@ func readOf(p partition) taskRead {
 }
 
 // CreateTask stores a new task as version 1 carrying its first history
-// line, in one conditional write; an existing task with that id is ErrConflict.
+// line, in one conditional write; an existing task with that id is
+// ErrConflict, unless it is this very write, retried after its answer was lost.
 func (s *Store) CreateTask(ctx context.Context, t task.Task, first task.Event) error {
 	plan, err := s.planMove(ctx, t, first, 0)
 	if err != nil {
 		return fmt.Errorf("create task %s: %w", t.ID, err)
 	}
-	if err := s.writeMove(ctx, plan); err != nil {
+	err = s.writeMove(ctx, plan)
+	if _, lost := failedCondition(err); lost {
+		if landed, rerr := s.landed(ctx, t.ID, 1, plan.move); rerr == nil && landed {
+			return nil
+		}
+	}
+	if err != nil {
 		return writeError("create task "+t.ID, err)
 	}
 	return nil

@@ -4,8 +4,8 @@ package taskstream_test
 
 import (
 	"context"
-	"strings"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
