@@ -57,8 +57,8 @@ var need = map[string]Rights{
 	// run tokens as it claims (directory, TOKEN# keys only) with their audit entries (tasks, AUDIT# keys only).
 	"RunnerFunction": {Reads: []string{directory, tasks, wakeups}, Writes: []string{directory, tasks, wakeups}},
 	"RouteFunction":  {Reads: []string{directory, tasks}, Writes: []string{directory, tasks}, Publishes: true, Queues: []string{"FunctionsDeadLetterQueue"}},
-	// task-events reads the history line of each move it republishes.
-	"TaskEventsFunction": {Reads: []string{tasks}, Publishes: true, Stream: tasks, Queues: []string{"FunctionsDeadLetterQueue"}},
+	// task-events files the history line of each move (PutItem of HIST# keys) and reads it back for older records.
+	"TaskEventsFunction": {Reads: []string{tasks}, Writes: []string{tasks}, Publishes: true, Stream: tasks, Queues: []string{"FunctionsDeadLetterQueue"}},
 	"StepExpiryFunction": {Reads: []string{directory, tasks, steps}, Writes: []string{directory, tasks, steps}, Publishes: true, Stream: steps, Queues: []string{"FunctionsDeadLetterQueue"}},
 }
 

@@ -102,7 +102,8 @@ type faultCase struct {
 
 func faultCases() []faultCase {
 	onTask := func(tool, who, args string, moves ...string) faultCase {
-		return faultCase{tool, "TransactWriteItems", 1, func(t *testing.T, wt *wireTeam) (string, string, string) {
+		// A move is one conditional PutItem of the task item.
+		return faultCase{tool, "PutItem", 1, func(t *testing.T, wt *wireTeam) (string, string, string) {
 			id := wt.newTask(t, moves...)
 			return wt.tokens[who], fmt.Sprintf(args, id), id
 		}}
@@ -119,7 +120,7 @@ func faultCases() []faultCase {
 			id := wt.newTask(t, "accept")
 			return wt.tokens[wireWriter], fmt.Sprintf(`{"project":"website-v2","doing":"Drafting under load.","task_id":%q}`, id), id
 		}},
-		{"hand_off_task", "TransactWriteItems", 1, func(t *testing.T, wt *wireTeam) (string, string, string) {
+		{"hand_off_task", "PutItem", 1, func(t *testing.T, wt *wireTeam) (string, string, string) {
 			return wt.tokens[wireReviewer], `{"project":"website-v2","assignee":"alice/writer","packet":{"task":"Fact-check the About page.","deliverable_type":"answer","acceptance_criteria":["Every claim has a source."]}}`, ""
 		}},
 		onTask("accept_task", wireWriter, `{"task_id":%q}`),

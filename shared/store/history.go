@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -16,115 +16,133 @@ import (
 
 // History line n of a task is the item (TASK#<id>, HIST#<n, six digits>):
 // the line written with the task's version n, so sk order is history order.
-// It carries none of the index attributes, so the task indexes stay sparse.
+// A move's line first rides on the task item (pending.go) and is filed as
+// its HIST item from the tasks stream. It carries none of the index
+// attributes, so the task indexes stay sparse.
 const historyPrefix = "HIST#"
 
 func historySK(seq int) string { return fmt.Sprintf("%s%06d", historyPrefix, seq) }
 
 type eventRecord struct {
-	PK     string      `dynamodbav:"pk"`
-	SK     string      `dynamodbav:"sk"`
-	Type   string      `dynamodbav:"type"`
-	Seq    int         `dynamodbav:"seq"`
-	At     time.Time   `dynamodbav:"at"`
-	By     string      `dynamodbav:"by"`
-	Action string      `dynamodbav:"action"`
-	From   *task.State `dynamodbav:"from"`
-	To     task.State  `dynamodbav:"to"`
-	Note   *string     `dynamodbav:"note"`
+	PK   string `dynamodbav:"pk"`
+	SK   string `dynamodbav:"sk"`
+	Type string `dynamodbav:"type"`
+	lineRecord
 }
 
-func newEventRecord(taskID string, seq int, e task.Event) eventRecord {
-	return eventRecord{
-		PK: taskPK(taskID), SK: historySK(seq), Type: "event", Seq: seq,
-		At: e.At.UTC(), By: e.By, Action: e.Action, From: e.From, To: e.To, Note: e.Note,
-	}
+func newEventRecord(taskID string, l lineRecord) eventRecord {
+	return eventRecord{PK: taskPK(taskID), SK: historySK(l.Seq), Type: "event", lineRecord: l}
 }
 
-func (r eventRecord) event() task.Event {
-	return task.Event{Seq: r.Seq, At: r.At, By: r.By, Action: r.Action, From: r.From, To: r.To, Note: r.Note}
+// partition is what a Query of a task's partition returned: the task item
+// (nil when absent) and the filed lines among the items, oldest first.
+type partition struct {
+	task  *taskRecord
+	filed []lineRecord
 }
 
-// History returns a task's history oldest first, read strongly consistent;
-// a task without history does not exist (ErrNotFound).
-func (s *Store) History(ctx context.Context, id string) ([]task.Event, error) {
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.tables.Tasks),
-		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :hist)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(taskPK(id)), ":hist": stringValue(historyPrefix)},
-		ConsistentRead:            aws.Bool(true),
+// history is the partition's whole history: filed and pending lines merged.
+func (p partition) history() []task.Event {
+	var pending []lineRecord
+	if p.task != nil {
+		pending = p.task.Pending
 	}
-	events, err := queryAll(ctx, s.db, in, eventRecord.event)
-	if err != nil {
-		return nil, fmt.Errorf("history of task %s: %w", id, err)
-	}
-	if len(events) == 0 {
-		return nil, fmt.Errorf("history of task %s: %w", id, team.ErrNotFound)
-	}
-	return events, nil
+	return mergeLines(p.filed, pending)
 }
 
-// HistoryLine reads line seq of a task's history (strongly consistent: it
-// was written in the same transaction as the task version seq).
-func (s *Store) HistoryLine(ctx context.Context, id string, seq int) (task.Event, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.tables.Tasks),
-		Key:            map[string]types.AttributeValue{"pk": stringValue(taskPK(id)), "sk": stringValue(historySK(seq))},
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return task.Event{}, fmt.Errorf("history line %d of task %s: %w", seq, id, err)
-	}
-	if out.Item == nil {
-		return task.Event{}, fmt.Errorf("history line %d of task %s: %w", seq, id, team.ErrNotFound)
-	}
-	var r eventRecord
-	if err := unmarshalItem(out.Item, &r); err != nil {
-		return task.Event{}, fmt.Errorf("history line %d of task %s: %w", seq, id, err)
-	}
-	return r.event(), nil
-}
-
-// TaskWithHistory reads a task and its history in one strongly consistent
-// Query of the task's partition, which holds nothing else.
-func (s *Store) TaskWithHistory(ctx context.Context, id string) (task.Task, []task.Event, error) {
+// queryPartition reads items of a task's partition, strongly consistent:
+// all of them (limit 0), or, newest first, the task item and the newest
+// limit-1 filed lines. startSK, when set, skips the lines before it.
+func (s *Store) queryPartition(ctx context.Context, id string, limit int, startSK string) (partition, error) {
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(s.tables.Tasks),
 		KeyConditionExpression:    aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(taskPK(id))},
 		ConsistentRead:            aws.Bool(true),
 	}
-	var items []map[string]types.AttributeValue
-	for p := dynamodb.NewQueryPaginator(s.db, in); p.HasMorePages(); {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return task.Task{}, nil, fmt.Errorf("task %s with history: %w", id, err)
-		}
-		items = append(items, page.Items...)
+	if startSK != "" {
+		in.KeyConditionExpression = aws.String("pk = :pk AND sk >= :start")
+		in.ExpressionAttributeValues[":start"] = stringValue(startSK)
 	}
-	var t *task.Task
-	events := []task.Event{}
+	var items []map[string]types.AttributeValue
+	if limit > 0 {
+		in.ScanIndexForward = aws.Bool(false)
+		in.Limit = aws.Int32(int32(limit))
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return partition{}, err
+		}
+		items = out.Items
+	} else {
+		for p := dynamodb.NewQueryPaginator(s.db, in); p.HasMorePages(); {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return partition{}, err
+			}
+			items = append(items, page.Items...)
+		}
+	}
+	var p partition
 	for _, item := range items {
 		sk, _ := item["sk"].(*types.AttributeValueMemberS)
 		switch {
 		case sk == nil:
-			return task.Task{}, nil, fmt.Errorf("task %s with history: item without sk", id)
+			return partition{}, fmt.Errorf("item without sk")
 		case sk.Value == taskSK:
-			decoded, err := decodeTask(item)
-			if err != nil {
-				return task.Task{}, nil, fmt.Errorf("task %s: %w", id, err)
+			var r taskRecord
+			if err := unmarshalItem(item, &r); err != nil {
+				return partition{}, fmt.Errorf("task: %w", err)
 			}
-			t = &decoded
+			p.task = &r
 		case strings.HasPrefix(sk.Value, historyPrefix):
 			var r eventRecord
 			if err := unmarshalItem(item, &r); err != nil {
-				return task.Task{}, nil, fmt.Errorf("history of task %s: %w", id, err)
+				return partition{}, fmt.Errorf("history: %w", err)
 			}
-			events = append(events, r.event())
+			p.filed = append(p.filed, r.lineRecord)
 		}
 	}
-	if t == nil {
+	if limit > 0 {
+		slices.Reverse(p.filed)
+	}
+	return p, nil
+}
+
+// History returns a task's history oldest first, read strongly consistent;
+// a task that does not exist has none (ErrNotFound).
+func (s *Store) History(ctx context.Context, id string) ([]task.Event, error) {
+	_, h, err := s.TaskWithHistory(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	return h, nil
+}
+
+// HistoryLine reads line seq of a task's history, filed or still pending,
+// in one strongly consistent Query of the lines from seq on and the task.
+func (s *Store) HistoryLine(ctx context.Context, id string, seq int) (task.Event, error) {
+	p, err := s.queryPartition(ctx, id, 0, historySK(seq))
+	if err != nil {
+		return task.Event{}, fmt.Errorf("history line %d of task %s: %w", seq, id, err)
+	}
+	for _, e := range p.history() {
+		if e.Seq == seq {
+			return e, nil
+		}
+	}
+	return task.Event{}, fmt.Errorf("history line %d of task %s: %w", seq, id, team.ErrNotFound)
+}
+
+// TaskWithHistory reads a task and its history in one strongly consistent
+// Query of the task's partition, which holds nothing else; the history
+// merges the filed lines with those the task item still carries.
+func (s *Store) TaskWithHistory(ctx context.Context, id string) (task.Task, []task.Event, error) {
+	p, err := s.queryPartition(ctx, id, 0, "")
+	if err != nil {
+		return task.Task{}, nil, fmt.Errorf("task %s with history: %w", id, err)
+	}
+	if p.task == nil {
 		return task.Task{}, nil, fmt.Errorf("task %s: %w", id, team.ErrNotFound)
 	}
-	return *t, events, nil
+	return p.task.task(), p.history(), nil
 }

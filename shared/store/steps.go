@@ -144,11 +144,11 @@ func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
 		if c.PrevVersion < 1 {
 			return fmt.Errorf("save steps: previous version %d of task %s is not a stored version", c.PrevVersion, c.Move.Task.ID)
 		}
-		move, err := s.moveWrites(c.Move.Task, c.Move.Event, c.PrevVersion)
+		plan, err := s.planMove(ctx, c.Move.Task, c.Move.Event, c.PrevVersion)
 		if err != nil {
 			return fmt.Errorf("save steps: move task %s: %w", c.Move.Task.ID, err)
 		}
-		items = append(items, move...)
+		items = append(append(items, plan.files...), types.TransactWriteItem{Put: plan.put})
 	}
 	switch {
 	case len(items) == 0:

@@ -47,12 +47,14 @@ func envOr(name, fallback string) string {
 type Store struct {
 	db     *dynamodb.Client
 	tables Tables
+	// reads are the task reads the moves that follow them start from.
+	reads *reads
 }
 
 // New wraps a DynamoDB client and the stage's table names; it does no I/O,
 // so a Lambda can build it once at start.
 func New(client *dynamodb.Client, tables Tables) *Store {
-	return &Store{db: client, tables: tables}
+	return &Store{db: client, tables: tables, reads: &reads{}}
 }
 
 var (

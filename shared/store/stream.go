@@ -1,9 +1,13 @@
 package store
 
 import (
+	"context"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/useprickle/prickle/shared/step"
@@ -99,4 +103,77 @@ func TaskFromImage(image map[string]events.DynamoDBAttributeValue) (t task.Task,
 		return task.Task{}, false, fmt.Errorf("task from stream image: no id or version")
 	}
 	return t, true, nil
+}
+
+// Line is a history line a task item carries, as its stream record shows
+// it, on its way to being filed as the task's HIST item.
+type Line struct {
+	TaskID string
+	rec    lineRecord
+}
+
+// Event is the line as history shows it.
+func (l Line) Event() task.Event { return l.rec.event() }
+
+// AddedLines returns the lines a task item's stream record adds: those its
+// new image carries and its old one did not, oldest first. Lines the old
+// image carried were added, and filed, by an earlier record of the item.
+// Records of the table's other items add none.
+func AddedLines(r events.DynamoDBEventRecord) ([]Line, error) {
+	cur, ok, err := imageLines(r.Change.NewImage)
+	if err != nil || !ok {
+		return nil, err
+	}
+	old, _, err := imageLines(r.Change.OldImage)
+	if err != nil {
+		return nil, err
+	}
+	had := make(map[int]bool, len(old.Pending))
+	for _, l := range old.Pending {
+		had[l.Seq] = true
+	}
+	var out []Line
+	for _, l := range cur.Pending {
+		if !had[l.Seq] {
+			out = append(out, Line{TaskID: cur.ID, rec: l})
+		}
+	}
+	slices.SortFunc(out, func(a, b Line) int { return a.rec.Seq - b.rec.Seq })
+	return out, nil
+}
+
+// imageLines decodes a task item's image for its pending lines; ok is false
+// for an image that is not a task item (or no image).
+func imageLines(image map[string]events.DynamoDBAttributeValue) (taskRecord, bool, error) {
+	if sk, found := image["sk"]; !found || sk.DataType() != events.DataTypeString || sk.String() != taskSK {
+		return taskRecord{}, false, nil
+	}
+	item, err := fromStreamImage(image)
+	if err != nil {
+		return taskRecord{}, false, fmt.Errorf("lines from stream image: %w", err)
+	}
+	var r taskRecord
+	if err := unmarshalItem(item, &r); err != nil {
+		return taskRecord{}, false, fmt.Errorf("lines from stream image: %w", err)
+	}
+	return r, true, nil
+}
+
+// FileLine stores a line as its task's HIST item unless that item exists
+// (a stream batch delivered again): filing is idempotent, and a line once
+// filed is never rewritten.
+func (s *Store) FileLine(ctx context.Context, l Line) error {
+	item, err := marshalItem(newEventRecord(l.TaskID, l.rec))
+	if err != nil {
+		return fmt.Errorf("file line %d of task %s: %w", l.rec.Seq, l.TaskID, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(s.tables.Tasks),
+		Item:                item,
+		ConditionExpression: aws.String("attribute_not_exists(sk)"),
+	})
+	if _, filed := failedCondition(err); err != nil && !filed {
+		return fmt.Errorf("file line %d of task %s: %w", l.rec.Seq, l.TaskID, err)
+	}
+	return nil
 }

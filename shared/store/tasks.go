@@ -42,6 +42,9 @@ type taskRecord struct {
 	// absent otherwise: it keys the sparse by_requested index, so routing the
 	// dependents of a completed task reads only the tasks still waiting.
 	RequestedProject string `dynamodbav:"requested_project,omitempty"`
+	// Pending is the history lines not yet known to be filed as HIST items,
+	// the newest (this version's) always among them; see pending.go.
+	Pending []lineRecord `dynamodbav:"pending,omitempty"`
 }
 
 // createdKey orders a project's tasks by creation time and stays unique:
@@ -82,91 +85,180 @@ func decodeTask(item map[string]types.AttributeValue) (task.Task, error) {
 	return r.task(), nil
 }
 
-// Task reads a task (strongly consistent, so a caller sees its own writes).
+// Task reads a task (strongly consistent, so a caller sees its own writes)
+// in one Query of its partition, newest first: the task item and its newest
+// filed lines, so that the move which follows knows, without another read,
+// which lines the item carries that are filed already.
 func (s *Store) Task(ctx context.Context, id string) (task.Task, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.tables.Tasks),
-		Key:            map[string]types.AttributeValue{"pk": stringValue(taskPK(id)), "sk": stringValue(taskSK)},
-		ConsistentRead: aws.Bool(true),
-	})
+	p, err := s.queryPartition(ctx, id, 1+maxPending, "")
 	if err != nil {
 		return task.Task{}, fmt.Errorf("get task %s: %w", id, err)
 	}
-	if out.Item == nil {
+	if p.task == nil {
 		return task.Task{}, fmt.Errorf("task %s: %w", id, team.ErrNotFound)
 	}
-	t, err := decodeTask(out.Item)
-	if err != nil {
-		return task.Task{}, fmt.Errorf("task %s: %w", id, err)
-	}
-	return t, nil
+	s.reads.put(id, readOf(p))
+	return p.task.task(), nil
 }
 
-// CreateTask stores a new task as version 1 together with its first history
-// line, in one transaction; an existing task with that id is ErrConflict.
+// readOf is what a newest-first read of a partition tells a move.
+func readOf(p partition) taskRead {
+	filed := make(map[int]bool, len(p.filed))
+	for _, l := range p.filed {
+		filed[l.Seq] = true
+	}
+	return taskRead{version: p.task.Version, pending: p.task.Pending, filed: filed}
+}
+
+// CreateTask stores a new task as version 1 carrying its first history
+// line, in one conditional write; an existing task with that id is
+// ErrConflict, unless it is this very write, retried after its answer was lost.
 func (s *Store) CreateTask(ctx context.Context, t task.Task, first task.Event) error {
-	items, err := s.moveWrites(t, first, 0)
+	plan, err := s.planMove(ctx, t, first, 0)
 	if err != nil {
 		return fmt.Errorf("create task %s: %w", t.ID, err)
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	err = s.writeMove(ctx, plan)
+	if _, lost := failedCondition(err); lost {
+		if landed, rerr := s.landed(ctx, t.ID, 1, plan.move); rerr == nil && landed {
+			return nil
+		}
+	}
 	if err != nil {
 		return writeError("create task "+t.ID, err)
 	}
 	return nil
 }
 
-// ApplyMove stores m.Task as version prevVersion+1 and appends m.Event as
-// history line prevVersion+1, in one transaction conditioned on the stored
+// ApplyMove stores m.Task as version prevVersion+1 carrying m.Event as
+// history line prevVersion+1, in one write conditioned on the stored
 // version: of racing moves from the same version exactly one lands, the
-// others get ErrConflict and write nothing.
+// others get ErrConflict and write nothing. A write whose answer was lost
+// and whose retry then found its own move stored is a success.
 func (s *Store) ApplyMove(ctx context.Context, prevVersion int, m task.Move) error {
 	if prevVersion < 1 {
 		return fmt.Errorf("move task %s: previous version %d is not a stored version", m.Task.ID, prevVersion)
 	}
-	items, err := s.moveWrites(m.Task, m.Event, prevVersion)
+	op := fmt.Sprintf("move task %s from version %d", m.Task.ID, prevVersion)
+	plan, err := s.planMove(ctx, m.Task, m.Event, prevVersion)
 	if err != nil {
-		return fmt.Errorf("move task %s: %w", m.Task.ID, err)
+		return fmt.Errorf("%s: %w", op, err)
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	if err != nil {
-		return writeError(fmt.Sprintf("move task %s from version %d", m.Task.ID, prevVersion), err)
+	err = s.writeMove(ctx, plan)
+	if err == nil {
+		return nil
 	}
-	return nil
+	if _, lost := failedCondition(err); lost {
+		landed, rerr := s.landed(ctx, m.Task.ID, prevVersion+1, plan.move)
+		if rerr != nil {
+			return fmt.Errorf("%s: %w (and reading it again: %v)", op, team.ErrConflict, rerr)
+		}
+		if landed {
+			return nil
+		}
+	}
+	return writeError(op, err)
 }
 
-// moveWrites are the two writes of a task transition: the task at version
+// movePlan is the writes of one move: put, the task item at its new version
+// (conditioned on the version it moves from), and files, the puts of the
+// lines it no longer carries when it would carry more than maxPending.
+type movePlan struct {
+	put   *types.Put
+	files []types.TransactWriteItem
+	move  string // the move's id, on its line
+}
+
+// writeMove sends a plan: a lone conditional PutItem, or a transaction when
+// it files lines too.
+func (s *Store) writeMove(ctx context.Context, plan movePlan) error {
+	if len(plan.files) > 0 {
+		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append(plan.files, types.TransactWriteItem{Put: plan.put})})
+		return err
+	}
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: plan.put.TableName, Item: plan.put.Item, ConditionExpression: plan.put.ConditionExpression,
+		ExpressionAttributeNames: plan.put.ExpressionAttributeNames, ExpressionAttributeValues: plan.put.ExpressionAttributeValues,
+	})
+	return err
+}
+
+// planMove builds the writes of a task transition: the task at version
 // prevVersion+1, only if it is still at prevVersion (or, for prevVersion 0,
-// does not exist yet), and its history line, only if that line is new.
-// SaveSteps adds them to its own transaction.
-func (s *Store) moveWrites(t task.Task, e task.Event, prevVersion int) ([]types.TransactWriteItem, error) {
+// does not exist yet), carrying the lines of prevVersion not seen filed and
+// its own. It knows them from the read the move started from (Task), or
+// reads the task again; a task no longer at prevVersion is ErrConflict.
+// SaveSteps adds the writes to its own transaction.
+func (s *Store) planMove(ctx context.Context, t task.Task, e task.Event, prevVersion int) (movePlan, error) {
 	if t.ID == "" {
-		return nil, fmt.Errorf("task has no id")
+		return movePlan{}, fmt.Errorf("task has no id")
+	}
+	var carried []lineRecord
+	if prevVersion > 0 {
+		tr, ok := s.reads.get(t.ID, prevVersion)
+		if !ok {
+			p, err := s.queryPartition(ctx, t.ID, 1+maxPending, "")
+			if err != nil {
+				return movePlan{}, fmt.Errorf("read task: %w", err)
+			}
+			if p.task == nil || p.task.Version != prevVersion {
+				return movePlan{}, fmt.Errorf("task is not at version %d: %w", prevVersion, team.ErrConflict)
+			}
+			tr = readOf(p)
+		}
+		carried = tr.unfiled()
+	}
+	move, err := newMoveID()
+	if err != nil {
+		return movePlan{}, err
+	}
+	var plan movePlan
+	plan.move = move
+	if len(carried)+1 > maxPending {
+		// The filer is behind: file the carried lines here (a put of a line
+		// is the same item whoever files it, so no condition is needed).
+		for _, l := range carried {
+			item, err := marshalItem(newEventRecord(t.ID, l))
+			if err != nil {
+				return movePlan{}, err
+			}
+			plan.files = append(plan.files, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.tables.Tasks), Item: item}})
+		}
+		carried = nil
 	}
 	version := prevVersion + 1
-	taskItem, err := marshalItem(newTaskRecord(t, version))
+	r := newTaskRecord(t, version)
+	r.Pending = append(carried, newLineRecord(version, move, e))
+	taskItem, err := marshalItem(r)
 	if err != nil {
-		return nil, err
+		return movePlan{}, err
 	}
-	eventItem, err := marshalItem(newEventRecord(t.ID, version, e))
-	if err != nil {
-		return nil, err
-	}
-
-	put := &types.Put{TableName: aws.String(s.tables.Tasks), Item: taskItem}
+	plan.put = &types.Put{TableName: aws.String(s.tables.Tasks), Item: taskItem}
 	if prevVersion == 0 {
-		put.ConditionExpression = aws.String("attribute_not_exists(pk)")
+		plan.put.ConditionExpression = aws.String("attribute_not_exists(pk)")
 	} else {
-		put.ConditionExpression = aws.String("#version = :prev")
-		put.ExpressionAttributeNames = map[string]string{"#version": "version"}
-		put.ExpressionAttributeValues = map[string]types.AttributeValue{":prev": numberValue(int64(prevVersion))}
+		plan.put.ConditionExpression = aws.String("#version = :prev")
+		plan.put.ExpressionAttributeNames = map[string]string{"#version": "version"}
+		plan.put.ExpressionAttributeValues = map[string]types.AttributeValue{":prev": numberValue(int64(prevVersion))}
 	}
-	return []types.TransactWriteItem{
-		{Put: put},
-		{Put: &types.Put{
-			TableName:           aws.String(s.tables.Tasks),
-			Item:                eventItem,
-			ConditionExpression: aws.String("attribute_not_exists(pk)"),
-		}},
-	}, nil
+	return plan, nil
+}
+
+// landed reports whether history line seq of a task is the given move's:
+// the move's write landed although it was answered as a lost condition (a
+// retry of a write whose first answer was lost).
+func (s *Store) landed(ctx context.Context, id string, seq int, move string) (bool, error) {
+	p, err := s.queryPartition(ctx, id, 1+maxPending, "")
+	if err != nil {
+		return false, err
+	}
+	if p.task == nil || p.task.Version < seq {
+		return false, nil
+	}
+	for _, l := range append(p.filed, p.task.Pending...) {
+		if l.Seq == seq {
+			return l.Move == move, nil
+		}
+	}
+	return false, nil
 }

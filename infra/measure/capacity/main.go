@@ -30,7 +30,9 @@ import (
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/catalog"
 	"github.com/useprickle/prickle/shared/endpoint"
+	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/taskstream"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -44,6 +46,8 @@ const (
 func main() {
 	rounds := flag.Int("n", 20, "rounds of the scenario (each calls every tool at least once)")
 	flag.Parse()
+	// task-events logs every batch; its failures come back as errors.
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := run(context.Background(), *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "capacity:", err)
 		os.Exit(1)
@@ -101,7 +105,11 @@ func run(ctx context.Context, rounds int) error {
 	if err != nil {
 		return err
 	}
-	s := &session{mcp: h, rec: rec, tokens: tokens}
+	s := &session{mcp: h, rec: rec, tokens: tokens,
+		stream: store.NewStreamReader(base, store.NewStreamsClient(ep), names["TasksTable"]), filer: taskstream.New(st, discard{})}
+	if err := s.file(); err != nil { // the seed's lines, filed unrecorded
+		return fmt.Errorf("seed: the tasks stream: %w", err)
+	}
 	for i := range rounds {
 		if err := s.round(ctx, adm, i+1); err != nil {
 			return fmt.Errorf("round %d: %w", i+1, err)
@@ -117,6 +125,11 @@ func run(ctx context.Context, rounds int) error {
 	})
 	return nil
 }
+
+// discard stands in for the event bus: what task-events republishes is not measured.
+type discard struct{}
+
+func (discard) Publish(context.Context, ...event.Event) error { return nil }
 
 // templatePath finds template.yaml at the module root, at or above the working directory.
 func templatePath() string {

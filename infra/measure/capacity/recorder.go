@@ -29,7 +29,8 @@ type Recorder struct {
 
 	mu       sync.Mutex
 	label    string
-	call     int // counts labelled calls
+	call     int  // counts labelled calls
+	stream   bool // the requests are task-events', reacting to the call's stream records
 	requests []request
 }
 
@@ -98,6 +99,14 @@ func (r *Recorder) Label(label string) {
 	}
 }
 
+// Stream marks the requests that follow as the stream function's, made
+// for the current call (its op is then named "<op> by task-events").
+func (r *Recorder) Stream(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stream = on
+}
+
 // Requests returns what was recorded so far.
 func (r *Recorder) Requests() []request {
 	r.mu.Lock()
@@ -114,7 +123,7 @@ func (r *Recorder) Register(s *middleware.Stack) error {
 
 func (r *Recorder) handle(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 	r.mu.Lock()
-	label, call := r.label, r.call
+	label, call, stream := r.label, r.call, r.stream
 	r.mu.Unlock()
 	if label == "" {
 		return next.HandleInitialize(ctx, in)
@@ -125,6 +134,9 @@ func (r *Recorder) handle(ctx context.Context, in middleware.InitializeInput, ne
 	}
 	out, md, err := next.HandleInitialize(ctx, in)
 	req := request{label: label, call: call, op: operation(in.Parameters), failed: err != nil}
+	if stream {
+		req.op += " by task-events"
+	}
 	if len(writes) > 0 {
 		req.charges = r.writeCharges(ctx, writes, err == nil)
 	} else if err == nil {

@@ -11,7 +11,9 @@ import (
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/taskstream"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -87,12 +89,33 @@ type session struct {
 	rec    *Recorder
 	tokens map[string]string // agent → agent token secret
 	nextID int
+	// stream and filer are the tasks table's stream and the task-events
+	// handler, which files the history lines a call's moves carry.
+	stream *store.StreamReader
+	filer  *taskstream.Handler
+}
+
+// file hands the stream records a call wrote to task-events, as Lambda
+// would, and records its requests with the call's (marked as its own): a
+// move's history line is filed there.
+func (s *session) file() error {
+	batch, err := s.stream.Next(context.Background())
+	if err != nil {
+		return err
+	}
+	s.rec.Stream(true)
+	defer s.rec.Stream(false)
+	return s.filer.Handle(context.Background(), batch)
 }
 
 // call makes one recorded tool call as token's holder and returns its
 // structuredContent, or the JSON of its one text block when it carries none
 // (request_step answering a run token).
 func (s *session) call(token, tool string, args any) (json.RawMessage, error) {
+	// The lines of the scenario's unrecorded moves are filed first, unrecorded.
+	if err := s.file(); err != nil {
+		return nil, fmt.Errorf("before %s: the tasks stream: %w", tool, err)
+	}
 	s.rec.Label(tool)
 	defer s.rec.Label("")
 	s.nextID++
@@ -115,6 +138,9 @@ func (s *session) call(token, tool string, args any) (json.RawMessage, error) {
 	req.Header.Set("Mcp-Name", tool)
 	w := httptest.NewRecorder()
 	s.mcp.ServeHTTP(w, req)
+	if err := s.file(); err != nil {
+		return nil, fmt.Errorf("%s: the tasks stream: %w", tool, err)
+	}
 	var resp struct {
 		Result *struct {
 			IsError           bool            `json:"isError"`

@@ -38,6 +38,11 @@ const (
 	// ThrottlingError reason on its first item (400); it applies to
 	// TransactWriteItems only.
 	TransactionThrottled Fault = "TransactionCanceledException"
+	// LostAnswer is not a DynamoDB error but the network losing its answer:
+	// the request reaches the emulator and is applied, and the client waits
+	// for an answer until it gives up (and, under the SDK, retries). It is
+	// not in Faults, whose kinds leave the data untouched.
+	LostAnswer Fault = "LostAnswer"
 )
 
 // Faults lists every fault kind the proxy injects.
@@ -80,6 +85,9 @@ func NewProxy(t testing.TB) *Proxy {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, op, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
 		if f, ok := p.count(op); ok {
+			if f == LostAnswer {
+				forward.ServeHTTP(httptest.NewRecorder(), r)
+			}
 			p.answer(w, r, f)
 			return
 		}
@@ -159,7 +167,7 @@ const maxHang = time.Minute
 func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, f Fault) {
 	body, _ := io.ReadAll(r.Body)
 	switch f {
-	case Timeout:
+	case Timeout, LostAnswer:
 		select {
 		case <-r.Context().Done():
 		case <-time.After(maxHang):
