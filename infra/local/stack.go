@@ -26,6 +26,7 @@ import (
 	"github.com/useprickle/prickle/shared/expiry"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/notify"
+	"github.com/useprickle/prickle/shared/oauthresource"
 	"github.com/useprickle/prickle/shared/outbox"
 	"github.com/useprickle/prickle/shared/pull"
 	"github.com/useprickle/prickle/shared/route"
@@ -206,7 +207,8 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 	// Browser pages of the stack's own origin, under either loopback name,
 	// may call /mcp, and so may the origins PRICKLE_ALLOWED_ORIGINS names.
 	origins := append([]string{baseURL, strings.Replace(baseURL, "127.0.0.1", "localhost", 1)}, prconfig.AllowedOrigins(prconfig.OS)...)
-	mcp, err := endpoint.InProcess(endpoint.Config{Service: svc, Tokens: e.store, Log: log, AllowedOrigins: origins})
+	resource := oauthresource.New(baseURL, e.store)
+	mcp, err := endpoint.InProcess(endpoint.Config{Service: svc, Tokens: e.store, Log: log, AllowedOrigins: origins, OAuth: resource})
 	if err != nil {
 		return nil, err
 	}
@@ -231,6 +233,8 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 	runners := pull.New(pull.Config{Tokens: e.store, Queue: e.store, Runs: admin.New(e.store), Log: log.With("function", "runner"), Visibility: visibility})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp)
+	mux.Handle(oauthresource.MetadataPath, resource)
+	mux.Handle(oauthresource.RootMetadataPath, resource)
 	mux.Handle("/runner/", runners)
 	mux.Handle(slackin.Path, slack)
 	mux.Handle(wake.ReceiverPath, receiver)
