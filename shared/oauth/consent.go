@@ -43,7 +43,7 @@ var agentName = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,37}[a-z0-9])?$`)
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if len(r.URL.RawQuery) > maxAuthorizeQuery {
-		s.page(w, http.StatusBadRequest, "error.html", pageView{Title: "Request too long", Notice: "This authorization request is too long."})
+		s.page(w, r, http.StatusBadRequest, "error.html", pageView{Title: "Request too long", Notice: "This authorization request is too long."})
 		return
 	}
 	ar, err := s.provider.NewAuthorizeRequest(ctx, r)
@@ -90,7 +90,7 @@ func (s *Server) authorizeError(w http.ResponseWriter, r *http.Request, ar fosit
 	if errors.As(err, &rfc) {
 		msg = rfc.GetDescription()
 	}
-	s.page(w, http.StatusBadRequest, "error.html", pageView{Title: "Not connected", Notice: msg})
+	s.page(w, r, http.StatusBadRequest, "error.html", pageView{Title: "Not connected", Notice: msg})
 }
 
 // pending loads the authorization request behind a consent page and parses
@@ -147,7 +147,7 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 	}
 	me, ok := s.session(r)
 	if !ok {
-		s.page(w, http.StatusOK, "signin.html", pageView{Title: "Sign in to connect " + c.Name, Root: "../../", ID: id, ClientName: c.Name})
+		s.page(w, r, http.StatusOK, "signin.html", pageView{Title: "Sign in to connect " + c.Name, ID: id, ClientName: c.Name})
 		return
 	}
 	v, err := s.consentView(r.Context(), me, ar, c, id)
@@ -155,7 +155,7 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 		s.failed(w, r, err)
 		return
 	}
-	s.page(w, http.StatusOK, "consent.html", v)
+	s.page(w, r, http.StatusOK, "consent.html", v)
 }
 
 func (s *Server) consentView(ctx context.Context, me session.Session, ar fosite.AuthorizeRequester, c oauthgrant.Client, id string) (pageView, error) {
@@ -171,7 +171,7 @@ func (s *Server) consentView(ctx context.Context, me session.Session, ar fosite.
 	if u, err := url.Parse(ar.GetRedirectURI().String()); err == nil {
 		host = u.Host
 	}
-	v := pageView{Title: "Connect " + c.Name, Root: "../../", Me: me.Owner, CSRF: s.cfg.Keys.FormToken(me), ID: id,
+	v := pageView{Title: "Connect " + c.Name, Me: me.Owner, CSRF: s.cfg.Keys.FormToken(me), ID: id,
 		ClientName: c.Name, RedirectHost: host, Registration: how, Projects: projects}
 	for i, a := range agents {
 		v.Agents = append(v.Agents, agentChoice{ID: a.ID, Projects: strings.Join(a.Projects, ", "), Checked: i == 0})
@@ -214,7 +214,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	me, ok := s.session(r)
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	if !ok || r.ParseForm() != nil || !s.sameOrigin(r) || !s.cfg.Keys.CheckFormToken(me, r.PostForm.Get("csrf")) {
-		s.page(w, http.StatusForbidden, "error.html", pageView{Title: "Refused", Notice: "This decision did not come from Prickle's consent page, or you are not signed in. Nothing was granted."})
+		s.page(w, r, http.StatusForbidden, "error.html", pageView{Title: "Refused", Notice: "This decision did not come from Prickle's consent page, or you are not signed in. Nothing was granted."})
 		return
 	}
 	ar, c, id, err := s.pending(r)
@@ -248,7 +248,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v.Notice, v.NoticeClass = msg, "error"
-		s.page(w, http.StatusBadRequest, "consent.html", v)
+		s.page(w, r, http.StatusBadRequest, "consent.html", v)
 		return
 	}
 	ar.GrantScope(oauthresource.Scope)
@@ -304,12 +304,12 @@ func (s *Server) chosenAgent(ctx context.Context, owner string, form url.Values)
 
 func (s *Server) pendingError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, oauthgrant.ErrNotFound) || errors.Is(err, oauthgrant.ErrInactive) {
-		s.page(w, http.StatusGone, "error.html", pageView{Title: "Start again", Notice: "This connection request was used or has expired (they last 15 minutes). Start connecting again from the application."})
+		s.page(w, r, http.StatusGone, "error.html", pageView{Title: "Start again", Notice: "This connection request was used or has expired (they last 15 minutes). Start connecting again from the application."})
 		return
 	}
 	var rfc *fosite.RFC6749Error
 	if errors.As(err, &rfc) {
-		s.page(w, http.StatusBadRequest, "error.html", pageView{Title: "Not connected", Notice: rfc.GetDescription()})
+		s.page(w, r, http.StatusBadRequest, "error.html", pageView{Title: "Not connected", Notice: rfc.GetDescription()})
 		return
 	}
 	s.failed(w, r, err)
@@ -334,7 +334,7 @@ func (s *Server) clientsPage(w http.ResponseWriter, r *http.Request) {
 			live = append(live, g)
 		}
 	}
-	s.page(w, http.StatusOK, "clients.html", pageView{Title: "Connected applications", Root: "../", Me: me.Owner, CSRF: s.cfg.Keys.FormToken(me), Grants: live})
+	s.page(w, r, http.StatusOK, "clients.html", pageView{Title: "Connected applications", Me: me.Owner, CSRF: s.cfg.Keys.FormToken(me), Grants: live})
 }
 
 // revoke is POST /oauth/clients/{grant}/revoke: the grant's tokens end at once.
@@ -342,12 +342,12 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	me, ok := s.session(r)
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	if !ok || r.ParseForm() != nil || !s.sameOrigin(r) || !s.cfg.Keys.CheckFormToken(me, r.PostForm.Get("csrf")) {
-		s.page(w, http.StatusForbidden, "error.html", pageView{Title: "Refused", Notice: "This form did not come from Prickle's page. Nothing was revoked."})
+		s.page(w, r, http.StatusForbidden, "error.html", pageView{Title: "Refused", Notice: "This form did not come from Prickle's page. Nothing was revoked."})
 		return
 	}
 	g, err := s.cfg.Grants.OAuthGrant(r.Context(), r.PathValue("grant"))
 	if errors.Is(err, oauthgrant.ErrNotFound) || (err == nil && g.Owner != me.Owner) {
-		s.page(w, http.StatusNotFound, "error.html", pageView{Title: "Not found", Notice: "You have no such connected application."})
+		s.page(w, r, http.StatusNotFound, "error.html", pageView{Title: "Not found", Notice: "You have no such connected application."})
 		return
 	}
 	if err == nil {
@@ -371,14 +371,16 @@ func (s *Server) session(r *http.Request) (session.Session, bool) {
 	return me, ok
 }
 
-// sameOrigin refuses a cross-site POST: Sec-Fetch-Site, else Origin must be the base URL's.
+// sameOrigin refuses a cross-site POST: Sec-Fetch-Site, and Origin, when it names one, must be the base URL's.
 func (s *Server) sameOrigin(r *http.Request) bool {
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "cross-site", "same-site":
 		return false
 	}
 	origin := r.Header.Get("Origin")
-	if origin == "" {
+	if origin == "" || origin == "null" {
+		// Absent, or "null" as browsers send it under Referrer-Policy:
+		// no-referrer; Sec-Fetch-Site above has refused cross-site posts.
 		return true
 	}
 	u, err := url.Parse(s.cfg.BaseURL)
@@ -387,14 +389,13 @@ func (s *Server) sameOrigin(r *http.Request) bool {
 
 func (s *Server) failed(w http.ResponseWriter, r *http.Request, err error) {
 	s.cfg.Log.ErrorContext(r.Context(), "oauth page failed", "error", err.Error())
-	s.page(w, http.StatusInternalServerError, "error.html", pageView{Title: "Something went wrong", Notice: "Prickle could not finish this. Try again in a minute."})
+	s.page(w, r, http.StatusInternalServerError, "error.html", pageView{Title: "Something went wrong", Notice: "Prickle could not finish this. Try again in a minute."})
 }
 
 // page renders a page: no caching, no framing, a strict CSP.
-func (s *Server) page(w http.ResponseWriter, status int, name string, v pageView) {
-	if v.Root == "" {
-		v.Root = "../"
-	}
+func (s *Server) page(w http.ResponseWriter, r *http.Request, status int, name string, v pageView) {
+	// Relative to the site root, so pages work under an API Gateway stage path.
+	v.Root = strings.Repeat("../", strings.Count(strings.TrimPrefix(r.URL.Path, "/"), "/"))
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
