@@ -59,6 +59,8 @@ else
   export PORT PRICKLE_STATE_DIR="$STATE_DIR" PRICKLE_LOCAL_JSON="$STATE_DIR/local.json"
   # Pull mode's visibility timeout on this stack, short so the runner suite sees an unacknowledged claim come back.
   export PRICKLE_WAKE_VISIBILITY_SECONDS="${PRICKLE_WAKE_VISIBILITY_SECONDS:-10}"
+  # The oauth suite serves a client ID metadata document on loopback (local development only).
+  export PRICKLE_OAUTH_LOOPBACK_DOCUMENTS=1
   echo "e2e: building the admin CLI"
   go build -o "$STATE_DIR/prickle-admin" ./infra/admin >"$ARTIFACTS/admin-build.log" 2>&1 \
     || { cat "$ARTIFACTS/admin-build.log" >&2; die "go build ./infra/admin failed"; }

@@ -11,7 +11,8 @@ import { resolve } from 'node:path';
 import { createServer } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, discoverAuthorizationServerMetadata, startAuthorization, exchangeAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
+import { connectSdk } from '../lib/sdk.mjs';
 import { chromium } from 'playwright-core';
 import { loadStack, skipUnlessStack, E2E_DIR, IN_CI, PROJECT } from '../lib/env.mjs';
 
@@ -65,7 +66,18 @@ describe('connect from the web: OAuth through the TypeScript SDK and Chromium', 
     context = await browser.newContext({ viewport: PHONE });
     page = await context.newPage();
     // The connector's callback: Chromium is sent there with the code.
-    callback = createServer((_, res) => { res.writeHead(200, { 'Content-Type': 'text/plain' }); res.end('connected'); });
+    // It also serves the client ID metadata document of the second client (the stack fetches
+    // loopback documents under PRICKLE_OAUTH_LOOPBACK_DOCUMENTS=1, which run.sh sets).
+    callback = createServer((req, res) => {
+      if (req.url === '/client.json') {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ client_id: `http://127.0.0.1:${callback.address().port}/client.json`, client_name: 'Document connector',
+          redirect_uris: [CALLBACK], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' }));
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end('connected');
+    });
     await new Promise((ok) => callback.listen(0, '127.0.0.1', ok));
     CALLBACK = `http://127.0.0.1:${callback.address().port}/oauth-callback`;
   });
@@ -171,5 +183,29 @@ describe('connect from the web: OAuth through the TypeScript SDK and Chromium', 
       headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${provider.saved.tokens.access_token}` },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) });
     assert.equal(r.status, 401);
+  });
+
+  test('a client ID metadata document client (served on loopback) connects without registering, as alice/writer', async () => {
+    const clientId = `http://127.0.0.1:${callback.address().port}/client.json`;
+    const metadata = await discoverAuthorizationServerMetadata(base);
+    assert.equal(metadata.client_id_metadata_document_supported, true);
+    const clientInformation = { client_id: clientId };
+    const { authorizationUrl, codeVerifier } = await startAuthorization(base, { metadata, clientInformation, redirectUrl: CALLBACK,
+      scope: 'prickle', state: 'e2e-doc-state-0123456', resource: new URL(stack.url) });
+    await page.goto(authorizationUrl.href);
+    assert.equal(await page.locator('h1').innerText(), 'Connect Document connector?');
+    assert.match(await page.locator('#registration').innerText(), /client ID metadata document at http:\/\/127\.0\.0\.1/);
+    await page.locator('input[name="agent"][value="alice/writer"]').check();
+    await Promise.all([page.waitForURL((u) => u.href.startsWith(CALLBACK)), page.locator('#allow').click()]);
+    const code = new URL(page.url()).searchParams.get('code');
+    const tokens = await exchangeAuthorization(base, { metadata, clientInformation, authorizationCode: code, codeVerifier, redirectUri: CALLBACK, resource: new URL(stack.url) });
+    assert.ok(tokens.access_token.startsWith('prk_o_'));
+    const { client } = await connectSdk(stack.url, tokens.access_token, 'prickle-e2e-oauth-doc');
+    try {
+      const pulse = await client.callTool({ name: 'update_pulse', arguments: { project: PROJECT, doing: 'connected by document' } });
+      assert.equal(pulse.structuredContent?.pulse?.agent_id, 'alice/writer');
+    } finally {
+      await client.close();
+    }
   });
 });
