@@ -331,12 +331,16 @@ func TestAttacks(t *testing.T) {
 			{"no form token", "", s.srv.URL, true},
 			{"another session's token", "AAAA", s.srv.URL, true},
 			{"from another origin", csrf, "https://evil.example", true},
+			{"cross-site with Origin null", csrf, "null", true},
 			{"signed out", csrf, s.srv.URL, false},
 		} {
 			form := url.Values{"decision": {"allow"}, "agent": {"alice/writer"}, "csrf": {c.csrf}}
 			req, _ := http.NewRequest(http.MethodPost, page, strings.NewReader(form.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			req.Header.Set("Origin", c.origin)
+			if c.origin == "null" {
+				req.Header.Set("Sec-Fetch-Site", "cross-site")
+			}
 			if c.cookie {
 				req.AddCookie(s.cookie)
 			}

@@ -213,8 +213,8 @@ func (s *storage) DeleteRefreshTokenSession(ctx context.Context, hash string) er
 }
 
 // RotateRefreshToken marks the used refresh token inactive (one winner when
-// two refreshes race: the loser is told the token was used) and ends the
-// access tokens issued before it.
+// two refreshes race: the loser is told the token was used); access tokens
+// issued before it run out within AccessTokenLifespan.
 func (s *storage) RotateRefreshToken(ctx context.Context, requestID, hash string) error {
 	if err := s.grants.DeactivateOAuthRecord(ctx, oauthgrant.KindRefresh, hash); err != nil {
 		if errors.Is(err, oauthgrant.ErrInactive) {
