@@ -15,6 +15,7 @@
 #                 against a scripted stand-in of the Messages API on loopback  node --test
 #   runner/       prickle-runner (built from infra/prickle-runner) in webhook and pull mode starting the real Claude Code
 #                 per wake-up (stand-in Messages API), the owner deciding in Chromium  node --test
+#   oauth/        issue #11: the TS SDK's auth() (discovery, registration, PKCE, token) with Chromium as the owner  node --test
 #   pages/        sign-in, Team Pulse, board, task pages, tool reference in Chromium + axe-core; runs last (moves seeded tasks)  node --test
 # and stops the stack (its whole process group) on exit. Logs: $ARTIFACTS (default infra/e2e/artifacts).
 #
@@ -27,8 +28,8 @@ ROOT="$(cd "$E2E/../.." && pwd)"
 cd "$ROOT"
 export ARTIFACTS="${ARTIFACTS:-$E2E/artifacts}"
 rm -rf "$ARTIFACTS"; mkdir -p "$ARTIFACTS"
-SUITES="${E2E_SUITES:-ts py raw conformance web story owners slack claude runner pages}"
-[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story owners slack claude runner pages"
+SUITES="${E2E_SUITES:-ts py raw conformance web story owners slack claude runner oauth pages}"
+[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story owners slack claude runner oauth pages"
 PY="${PRICKLE_VENV:-$ROOT/.venv}/bin/python"
 
 die() { echo "e2e: $*" >&2; exit 2; }
@@ -58,6 +59,8 @@ else
   export PORT PRICKLE_STATE_DIR="$STATE_DIR" PRICKLE_LOCAL_JSON="$STATE_DIR/local.json"
   # Pull mode's visibility timeout on this stack, short so the runner suite sees an unacknowledged claim come back.
   export PRICKLE_WAKE_VISIBILITY_SECONDS="${PRICKLE_WAKE_VISIBILITY_SECONDS:-10}"
+  # The oauth suite serves a client ID metadata document on loopback (local development only).
+  export PRICKLE_OAUTH_LOOPBACK_DOCUMENTS=1
   echo "e2e: building the admin CLI"
   go build -o "$STATE_DIR/prickle-admin" ./infra/admin >"$ARTIFACTS/admin-build.log" 2>&1 \
     || { cat "$ARTIFACTS/admin-build.log" >&2; die "go build ./infra/admin failed"; }
@@ -104,6 +107,7 @@ for suite in $SUITES; do
     slack) run_suite slack "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/slack.junit.xml" "$E2E"/slack/*.test.mjs ;;
     claude) run_suite claude "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/claude.junit.xml" "$E2E"/claude/*.test.mjs ;;
     runner) run_suite runner "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/runner.junit.xml" "$E2E"/runner/*.test.mjs ;;
+    oauth) run_suite oauth "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/oauth.junit.xml" "$E2E"/oauth/*.test.mjs ;;
     pages) run_suite pages "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/pages.junit.xml" "$E2E"/pages/*.test.mjs ;;
     *) die "unknown suite $suite" ;;
   esac

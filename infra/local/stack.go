@@ -26,9 +26,12 @@ import (
 	"github.com/useprickle/prickle/shared/expiry"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/notify"
+	"github.com/useprickle/prickle/shared/oauth"
+	"github.com/useprickle/prickle/shared/oauthresource"
 	"github.com/useprickle/prickle/shared/outbox"
 	"github.com/useprickle/prickle/shared/pull"
 	"github.com/useprickle/prickle/shared/route"
+	"github.com/useprickle/prickle/shared/session"
 	"github.com/useprickle/prickle/shared/slackin"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/taskstream"
@@ -89,7 +92,7 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 	}
 	st := store.New(client, store.Tables{
 		Tasks: names["TasksTable"], Steps: names["StepsTable"], Pulse: names["PulseTable"], Directory: names["DirectoryTable"],
-		Wakeups: names["WakeupsTable"],
+		Wakeups: names["WakeupsTable"], OAuth: names["OAuthTable"],
 	})
 	adm := admin.New(st)
 	seeded := !seededAlready(ctx, st)
@@ -206,7 +209,8 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 	// Browser pages of the stack's own origin, under either loopback name,
 	// may call /mcp, and so may the origins PRICKLE_ALLOWED_ORIGINS names.
 	origins := append([]string{baseURL, strings.Replace(baseURL, "127.0.0.1", "localhost", 1)}, prconfig.AllowedOrigins(prconfig.OS)...)
-	mcp, err := endpoint.InProcess(endpoint.Config{Service: svc, Tokens: e.store, Log: log, AllowedOrigins: origins})
+	resource := oauthresource.New(baseURL, e.store)
+	mcp, err := endpoint.InProcess(endpoint.Config{Service: svc, Tokens: e.store, Log: log, AllowedOrigins: origins, OAuth: resource})
 	if err != nil {
 		return nil, err
 	}
@@ -229,8 +233,22 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 		return nil, err
 	}
 	runners := pull.New(pull.Config{Tokens: e.store, Queue: e.store, Runs: admin.New(e.store), Log: log.With("function", "runner"), Visibility: visibility})
+	keys, err := session.NewKeys(e.signer.Key)
+	if err != nil {
+		return nil, err
+	}
+	// The OAuth authorization server; PRICKLE_OAUTH_LOOPBACK_DOCUMENTS=1 lets
+	// client ID metadata documents be served on http://127.0.0.1 (the e2e's).
+	authz, err := oauth.New(oauth.Config{BaseURL: baseURL, Grants: e.store, Directory: e.store, Keys: keys,
+		Documents: oauth.NewDocuments(os.Getenv("PRICKLE_OAUTH_LOOPBACK_DOCUMENTS") == "1"), Log: log.With("function", "oauth")})
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp)
+	for _, p := range oauth.Paths {
+		mux.Handle(p, authz)
+	}
 	mux.Handle("/runner/", runners)
 	mux.Handle(slackin.Path, slack)
 	mux.Handle(wake.ReceiverPath, receiver)

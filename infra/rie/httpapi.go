@@ -31,13 +31,17 @@ type httpAPIForward struct {
 	RouteKey string // e.g. "ANY /mcp"; "" derives the web routes' keys
 }
 
-// webRouteKey is the key of the HttpApi route (template.yaml) a web request matches.
+// webRouteKey is the key of the HttpApi route (template.yaml) a web or oauth request matches.
 func webRouteKey(r *http.Request) string {
 	switch {
 	case r.URL.Path == "/":
 		return r.Method + " /"
 	case strings.HasPrefix(r.URL.Path, "/a/") && strings.Count(r.URL.Path, "/") == 2:
 		return r.Method + " /a/{token}"
+	case strings.HasPrefix(r.URL.Path, "/oauth/"):
+		return r.Method + " /oauth/{proxy+}"
+	case strings.HasPrefix(r.URL.Path, "/.well-known/"):
+		return r.Method + " /.well-known/{proxy+}"
 	}
 	return r.Method + " /{proxy+}"
 }
@@ -161,6 +165,10 @@ func (s *Stack) httpAPIRouter(mux *http.ServeMux) {
 		for _, path := range []string{"/runner/claim", "/runner/ack"} {
 			mux.Handle(path, httpAPIForward{Lambda: s, Function: "runner", RouteKey: "POST " + path})
 		}
+	}
+	if s.Functions["oauth"] != nil {
+		mux.Handle("/oauth/", httpAPIForward{Lambda: s, Function: "oauth"})
+		mux.Handle("/.well-known/", httpAPIForward{Lambda: s, Function: "oauth"})
 	}
 	if s.Functions["web"] != nil {
 		mux.Handle("/", httpAPIForward{Lambda: s, Function: "web"})

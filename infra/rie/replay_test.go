@@ -234,6 +234,9 @@ func target(req events.APIGatewayProxyRequest) string {
 	if strings.HasPrefix(req.Path, "/runner/") {
 		return "runner"
 	}
+	if strings.HasPrefix(req.Path, "/oauth/") || strings.HasPrefix(req.Path, "/.well-known/") {
+		return "oauth"
+	}
 	return "web"
 }
 
@@ -268,6 +271,14 @@ func replayProxy(t *testing.T, name string, payload []byte) {
 		}
 		if err := json.Unmarshal([]byte(body), &r); err != nil || len(r.Result.Tools) != len(catalog.All()) {
 			t.Fatalf("tools/list: %d tools (%v): %.300s", len(r.Result.Tools), err, body)
+		}
+	case "oauth-authorization-server-metadata.json":
+		var m struct {
+			AuthorizationEndpoint string   `json:"authorization_endpoint"`
+			Methods               []string `json:"code_challenge_methods_supported"`
+		}
+		if fn != "oauth" || resp.StatusCode != 200 || json.Unmarshal([]byte(body), &m) != nil || !strings.HasSuffix(m.AuthorizationEndpoint, "/oauth/authorize") || strings.Join(m.Methods, ",") != "S256" {
+			t.Fatalf("%s answered %d: %.300s", fn, resp.StatusCode, body)
 		}
 	case "mcp-tools-call.json":
 		if fn != "get_task" || resp.StatusCode != 200 {

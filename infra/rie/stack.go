@@ -169,7 +169,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		"EVENT_BUS_NAME=prickle",
 		"TASKS_TABLE=" + s.Local.Tables["TasksTable"], "STEPS_TABLE=" + s.Local.Tables["StepsTable"],
 		"PULSE_TABLE=" + s.Local.Tables["PulseTable"], "DIRECTORY_TABLE=" + s.Local.Tables["DirectoryTable"],
-		"WAKEUPS_TABLE=" + s.Local.Tables["WakeupsTable"],
+		"WAKEUPS_TABLE=" + s.Local.Tables["WakeupsTable"], "OAUTH_TABLE=" + s.Local.Tables["OAuthTable"],
 		"SIGNING_KEY=" + s.SigningKey, "PUBLIC_BASE_URL=" + routerURL,
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 	}
@@ -450,6 +450,11 @@ func (s *Stack) Router() (http.Handler, error) {
 	}
 	if s.Functions["runner"] != nil {
 		mux.Handle("/runner/", mcplambda.Forward{Lambda: s, Function: "runner"})
+	}
+	if s.Functions["oauth"] != nil {
+		for _, p := range []string{"/oauth/", "/.well-known/"} {
+			mux.Handle(p, mcplambda.Forward{Lambda: s, Function: "oauth"})
+		}
 	}
 	if s.Functions["web"] != nil {
 		mux.Handle("/", mcplambda.Forward{Lambda: s, Function: "web"})

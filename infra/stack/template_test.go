@@ -30,12 +30,12 @@ func TestTableNamesFollowStage(t *testing.T) {
 		{"defaults", nil, map[string]string{
 			"TasksTable": "prickle-dev-tasks", "StepsTable": "prickle-dev-steps",
 			"PulseTable": "prickle-dev-pulse", "DirectoryTable": "prickle-dev-directory",
-			"WakeupsTable": "prickle-dev-wakeups",
+			"WakeupsTable": "prickle-dev-wakeups", "OAuthTable": "prickle-dev-oauth",
 		}},
 		{"stage given", map[string]string{"Stage": "t42"}, map[string]string{
 			"TasksTable": "prickle-t42-tasks", "StepsTable": "prickle-t42-steps",
 			"PulseTable": "prickle-t42-pulse", "DirectoryTable": "prickle-t42-directory",
-			"WakeupsTable": "prickle-t42-wakeups",
+			"WakeupsTable": "prickle-t42-wakeups", "OAuthTable": "prickle-t42-oauth",
 		}},
 	}
 	for _, tt := range tests {

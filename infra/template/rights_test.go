@@ -22,7 +22,7 @@ var tools = []string{
 }
 
 const (
-	tasks, steps, pulse, directory, wakeups = "TasksTable", "StepsTable", "PulseTable", "DirectoryTable", "WakeupsTable"
+	tasks, steps, pulse, directory, wakeups, oauth = "TasksTable", "StepsTable", "PulseTable", "DirectoryTable", "WakeupsTable", "OAuthTable"
 )
 
 // need is what each function needs, read from shared/team (which tool
@@ -45,6 +45,10 @@ var need = map[string]Rights{
 	// web decides steps and results from approval links (single-use links
 	// and dedup records live in the directory) and shows Team Pulse.
 	"WebFunction": {Reads: []string{directory, tasks, steps, pulse}, Writes: []string{directory, tasks, steps}, Publishes: true, Secrets: true},
+	// oauth (issue #11) keeps clients, codes, refresh tokens and consents
+	// (oauth), stores access tokens and new agents and reads sessions
+	// (directory, TOKEN#, AGENT# and membership keys), and reads the signing key for session cookies.
+	"OauthFunction": {Reads: []string{directory, oauth}, Writes: []string{directory, oauth}, Secrets: true},
 	// slack decides steps and results from Slack's buttons as web does; its
 	// one directory write is its replay markers (PutItem on SLACKREQ# keys only).
 	"SlackFunction": {Reads: []string{directory, tasks, steps}, Writes: []string{directory, tasks, steps}, Publishes: true, Secrets: true},

@@ -93,7 +93,9 @@ func TestBothFrontsServeTheSameRoutes(t *testing.T) {
 	want := map[string]string{"ANY /mcp": "McpFunction", "GET /": "WebFunction", "GET /a/{token}": "WebFunction",
 		"POST /a/{token}": "WebFunction", "GET /{proxy+}": "WebFunction", "POST /{proxy+}": "WebFunction",
 		"POST /slack/interactivity": "SlackFunction",
-		"POST /runner/claim":        "RunnerFunction", "POST /runner/ack": "RunnerFunction"}
+		"POST /runner/claim":        "RunnerFunction", "POST /runner/ack": "RunnerFunction",
+		"GET /.well-known/{proxy+}": "OauthFunction", "GET /oauth/{proxy+}": "OauthFunction",
+		"POST /oauth/{proxy+}": "OauthFunction", "OPTIONS /oauth/{proxy+}": "OauthFunction"}
 	got := map[string]string{}
 	for _, r := range core {
 		got[r.Method+" "+r.Path] = r.Function

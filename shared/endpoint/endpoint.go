@@ -22,6 +22,7 @@ import (
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/jsonlimit"
 	"github.com/useprickle/prickle/shared/mcpserver"
+	"github.com/useprickle/prickle/shared/oauthresource"
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/team"
 )
@@ -52,6 +53,10 @@ type Config struct {
 	// "null" included, gets 403. Requests without Origin (SDK clients,
 	// agents) are not affected.
 	AllowedOrigins []string
+	// OAuth, when set, makes /mcp an OAuth protected resource too: 401s
+	// name its metadata, and its access tokens (prk_o_…) are accepted for
+	// this resource only. Agent and run tokens work as without it.
+	OAuth *oauthresource.Resource
 }
 
 // Handler serves MCP over streamable HTTP, statelessly, for both protocol eras.
@@ -153,13 +158,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(rec, http.StatusServiceUnavailable, rpcError(nil, mcp.INTERNAL_ERROR, "temporarily unavailable: Prickle could not check your token because its database is busy; nothing was done, retry in a few seconds"))
 		return
 	}
+	if errors.Is(err, oauthresource.ErrInsufficientScope) {
+		line.outcome = "insufficient_scope"
+		rec.Header().Set("WWW-Authenticate", h.cfg.OAuth.ScopeChallenge())
+		writeJSON(rec, http.StatusForbidden, rpcError(nil, -32001, "forbidden: the access token was not granted the prickle scope; connect again and consent"))
+		return
+	}
 	if err != nil {
 		line.outcome = "unauthorized"
-		challenge := `Bearer realm="prickle"`
-		if r.Header.Get("Authorization") != "" {
-			challenge += `, error="invalid_token", error_description="unknown, revoked or expired token"`
-		}
-		rec.Header().Set("WWW-Authenticate", challenge)
+		rec.Header().Set("WWW-Authenticate", h.challenge(r.Header.Get("Authorization") != ""))
 		writeJSON(rec, http.StatusUnauthorized, rpcError(nil, -32001, "unauthorized: send Authorization: Bearer <your Prickle agent token>"))
 		return
 	}
@@ -246,11 +253,30 @@ func (h *Handler) authenticate(r *http.Request) (identity.Caller, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return identity.Caller{}, identity.ErrUnknownToken
 	}
-	c, err := identity.Authenticate(r.Context(), h.cfg.Tokens, secret, h.cfg.Now())
-	if err != nil && !errors.Is(err, identity.ErrUnknownToken) {
+	var c identity.Caller
+	var err error
+	if h.cfg.OAuth != nil && oauthresource.IsAccessToken(strings.TrimSpace(secret)) {
+		c, err = h.cfg.OAuth.Authenticate(r.Context(), secret, h.cfg.Now())
+	} else {
+		c, err = identity.Authenticate(r.Context(), h.cfg.Tokens, secret, h.cfg.Now())
+	}
+	if err != nil && !errors.Is(err, identity.ErrUnknownToken) && !errors.Is(err, oauthresource.ErrInsufficientScope) {
 		h.cfg.Log.ErrorContext(r.Context(), "token lookup failed", "error", err.Error())
 	}
 	return c, err
+}
+
+// challenge is the WWW-Authenticate value of a 401: with OAuth on, it names
+// the protected-resource metadata so clients can discover how to sign in.
+func (h *Handler) challenge(tokenSent bool) string {
+	if h.cfg.OAuth != nil {
+		return h.cfg.OAuth.Challenge(tokenSent)
+	}
+	c := `Bearer realm="prickle"`
+	if tokenSent {
+		c += `, error="invalid_token", error_description="unknown, revoked or expired token"`
+	}
+	return c
 }
 
 // headersAgree reports whether the 2026-07-28 routing headers, when sent,

@@ -18,6 +18,7 @@ import (
 const (
 	KindAgent = "agent" // long-lived, minted by an admin, revocable
 	KindRun   = "run"   // short-lived, bound to (agent, task, run)
+	KindOAuth = "oauth" // an OAuth access token: short-lived, for one resource, acting as one agent
 )
 
 // Caller is the authenticated agent behind a request.
@@ -52,6 +53,14 @@ type Token struct {
 	// directory; ProjectsKnown is false on tokens stored without one.
 	Projects      []string
 	ProjectsKnown bool
+	// Client, Audience, Scopes and Family are set on OAuth access tokens
+	// only: the client the owner connected, the resource the token is for
+	// (RFC 8707), the scopes granted, and the grant they all descend from
+	// (revoked together when a code or refresh token is replayed).
+	Client   string
+	Audience string
+	Scopes   []string
+	Family   string
 }
 
 // ErrUnknownToken means no usable token matches: unknown, revoked or expired.
@@ -69,8 +78,11 @@ func NewSecret(kind string) (string, error) {
 		return "", fmt.Errorf("token entropy: %w", err)
 	}
 	prefix := "prk_a_"
-	if kind == KindRun {
+	switch kind {
+	case KindRun:
 		prefix = "prk_r_"
+	case KindOAuth:
+		prefix = "prk_o_"
 	}
 	return prefix + base64.RawURLEncoding.EncodeToString(b), nil
 }
@@ -81,8 +93,8 @@ func Hash(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Authenticate turns a bearer secret into a Caller, refusing unknown,
-// revoked and expired tokens alike.
+// Authenticate turns an agent or run token's secret into a Caller, refusing
+// unknown, revoked and expired tokens alike, and OAuth access tokens.
 func Authenticate(ctx context.Context, tokens TokenLookup, secret string, now time.Time) (Caller, error) {
 	secret = strings.TrimSpace(secret)
 	if secret == "" {
@@ -93,6 +105,11 @@ func Authenticate(ctx context.Context, tokens TokenLookup, secret string, now ti
 		return Caller{}, err
 	}
 	if t.Revoked || (t.ExpiresAt != nil && !now.Before(*t.ExpiresAt)) {
+		return Caller{}, ErrUnknownToken
+	}
+	if t.Kind == KindOAuth {
+		// OAuth access tokens hold only for the resource they were issued
+		// for: shared/oauthresource checks them, never this path.
 		return Caller{}, ErrUnknownToken
 	}
 	owner, _, _ := strings.Cut(t.Agent, "/")

@@ -30,6 +30,7 @@ func TestNewSecret(t *testing.T) {
 	}{
 		{identity.KindAgent, "prk_a_"},
 		{identity.KindRun, "prk_r_"},
+		{identity.KindOAuth, "prk_o_"},
 	}
 	for _, c := range cases {
 		t.Run(c.kind, func(t *testing.T) {
@@ -144,5 +145,18 @@ func TestCallerInContext(t *testing.T) {
 	got, ok := identity.CallerFrom(identity.WithCaller(context.Background(), c))
 	if !ok || !reflect.DeepEqual(got, c) {
 		t.Errorf("CallerFrom = %+v, %v; want %+v", got, ok, c)
+	}
+}
+
+// TestAuthenticateRefusesOAuthTokens: an OAuth access token is valid only
+// for the resource it was issued for, so the agent-token path refuses it
+// even when it is live.
+func TestAuthenticateRefusesOAuthTokens(t *testing.T) {
+	now := time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
+	exp := now.Add(time.Hour)
+	secret := "prk_o_live"
+	m := tokens{identity.Hash(secret): {Kind: identity.KindOAuth, Agent: "alice/claude-web", ExpiresAt: &exp, Audience: "https://x.example/mcp", Scopes: []string{"prickle"}}}
+	if _, err := identity.Authenticate(context.Background(), m, secret, now); !errors.Is(err, identity.ErrUnknownToken) {
+		t.Fatalf("err = %v, want ErrUnknownToken", err)
 	}
 }

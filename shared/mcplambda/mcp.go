@@ -19,6 +19,7 @@ import (
 	"github.com/useprickle/prickle/shared/config"
 	"github.com/useprickle/prickle/shared/endpoint"
 	"github.com/useprickle/prickle/shared/lambdahttp"
+	"github.com/useprickle/prickle/shared/oauthresource"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/team"
 )
@@ -39,7 +40,8 @@ func StartMCP(tools ...string) {
 // NewMCP builds the MCP endpoint from the environment: table names, for
 // local runs PRICKLE_DYNAMODB_ENDPOINT, and on the front the tool functions
 // (TOOL_FUNCTION_<TOOL>) that tool calls are handed to; PRICKLE_ALLOWED_ORIGINS
-// names the browser origins it serves.
+// names the browser origins it serves, and PUBLIC_BASE_URL, when set, turns
+// on OAuth access tokens for PUBLIC_BASE_URL/mcp.
 func NewMCP(log *slog.Logger, tools ...string) (*endpoint.Handler, error) {
 	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
 	st := store.New(client, store.TablesFromEnv())
@@ -48,6 +50,10 @@ func NewMCP(log *slog.Logger, tools ...string) (*endpoint.Handler, error) {
 	// on the bus; the front, which hands tool calls on, never publishes.
 	svc.Events = bus.FromEnv()
 	cfg := endpoint.Config{Service: svc, Tokens: st, Log: log, Tools: tools, AllowedOrigins: config.AllowedOrigins(config.OS)}
+	if base := config.PublicBaseURL(config.OS); base != "" {
+		// Prickle's own authorization server issues tokens for base/mcp.
+		cfg.OAuth = oauthresource.New(base, st)
+	}
 	if len(tools) == 0 {
 		var err error
 		if cfg.Route, err = toolRoutes(); err != nil {

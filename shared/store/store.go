@@ -14,17 +14,18 @@ import (
 	"github.com/useprickle/prickle/shared/team"
 )
 
-// Tables names the five tables, which differ per stage (prickle-<stage>-*).
+// Tables names the six tables, which differ per stage (prickle-<stage>-*).
 type Tables struct {
 	Tasks     string // tasks and their history
 	Steps     string // request_step's steps (TTL, stream)
 	Pulse     string // Team Pulse
 	Directory string // projects, owners, agents, tokens
 	Wakeups   string // pull-mode wake-ups waiting for a runner (TTL)
+	OAuth     string // the OAuth authorization server's clients, codes, refresh tokens and consents (TTL)
 }
 
 // TablesFromEnv reads the table names a function or command is configured
-// with (TASKS_TABLE, STEPS_TABLE, PULSE_TABLE, DIRECTORY_TABLE, WAKEUPS_TABLE), falling back
+// with (TASKS_TABLE, STEPS_TABLE, PULSE_TABLE, DIRECTORY_TABLE, WAKEUPS_TABLE, OAUTH_TABLE), falling back
 // to the dev stage's names so a bare local run finds the local tables.
 func TablesFromEnv() Tables {
 	return Tables{
@@ -33,6 +34,7 @@ func TablesFromEnv() Tables {
 		Pulse:     envOr("PULSE_TABLE", "prickle-dev-pulse"),
 		Directory: envOr("DIRECTORY_TABLE", "prickle-dev-directory"),
 		Wakeups:   envOr("WAKEUPS_TABLE", "prickle-dev-wakeups"),
+		OAuth:     envOr("OAUTH_TABLE", "prickle-dev-oauth"),
 	}
 }
 

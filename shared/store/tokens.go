@@ -47,6 +47,13 @@ type tokenRecord struct {
 	// projects_known and the team service reads the agent for them.
 	Projects      []string `dynamodbav:"projects,omitempty"`
 	ProjectsKnown bool     `dynamodbav:"projects_known,omitempty"`
+	// OAuth access tokens only: the client, the resource (audience), the
+	// scopes, the grant family, and ttl (epoch seconds) for DynamoDB to drop them.
+	Client   string   `dynamodbav:"client,omitempty"`
+	Audience string   `dynamodbav:"audience,omitempty"`
+	Scopes   []string `dynamodbav:"scopes,omitempty"`
+	Family   string   `dynamodbav:"family,omitempty"`
+	TTL      int64    `dynamodbav:"ttl,omitempty"`
 }
 
 // PutToken stores a new token by its hash; a token with that hash already
@@ -57,13 +64,20 @@ func (s *Store) PutToken(ctx context.Context, t identity.Token) error {
 	if !tokenHashPattern.MatchString(t.Hash) {
 		return fmt.Errorf("put token: hash is not a SHA-256 hex digest (store identity.Hash(secret), never the secret)")
 	}
-	if t.Agent == "" || (t.Kind != identity.KindAgent && t.Kind != identity.KindRun) {
-		return fmt.Errorf("put token: needs an agent and kind %s or %s", identity.KindAgent, identity.KindRun)
+	if t.Agent == "" || (t.Kind != identity.KindAgent && t.Kind != identity.KindRun && t.Kind != identity.KindOAuth) {
+		return fmt.Errorf("put token: needs an agent and kind %s, %s or %s", identity.KindAgent, identity.KindRun, identity.KindOAuth)
+	}
+	if t.Kind == identity.KindOAuth && (t.ExpiresAt == nil || t.Audience == "" || t.Client == "" || t.Family == "") {
+		return fmt.Errorf("put token: an OAuth access token needs an expiry, an audience, a client and a family")
 	}
 	r := tokenRecord{
 		PK: tokenPK(t.Hash), SK: tokenSK, Type: "token", Hash: t.Hash, Kind: t.Kind, AgentID: t.Agent,
 		TaskID: t.TaskID, RunID: t.RunID, ResumesRun: t.ResumesRun,
 		Revoked: t.Revoked, CreatedAt: sortableTime(t.CreatedAt),
+		Client: t.Client, Audience: t.Audience, Scopes: t.Scopes, Family: t.Family,
+	}
+	if t.Kind == identity.KindOAuth {
+		r.TTL = t.ExpiresAt.Unix()
 	}
 	a, err := s.Agent(ctx, t.Agent)
 	switch {
@@ -117,6 +131,7 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (identity.Token, e
 		Hash: r.Hash, Kind: r.Kind, Agent: r.AgentID, TaskID: r.TaskID, RunID: r.RunID,
 		ResumesRun: r.ResumesRun, Revoked: r.Revoked,
 		Projects: r.Projects, ProjectsKnown: r.ProjectsKnown,
+		Client: r.Client, Audience: r.Audience, Scopes: r.Scopes, Family: r.Family,
 	}
 	if t.CreatedAt, err = time.Parse(time.RFC3339Nano, r.CreatedAt); err != nil {
 		return identity.Token{}, fmt.Errorf("look up token: created_at: %w", err)
@@ -175,6 +190,38 @@ func (s *Store) RevokeAgentTokens(ctx context.Context, agentID string) (int, err
 		}
 		if err != nil {
 			return revoked, fmt.Errorf("tokens of %s: %w", agentID, err)
+		}
+		revoked++
+	}
+	return revoked, nil
+}
+
+// RevokeTokenFamily revokes every unrevoked OAuth access token of an agent
+// issued under one grant family (a replayed code or refresh token, or the
+// owner disconnecting the client), and says how many.
+func (s *Store) RevokeTokenFamily(ctx context.Context, agentID, family string) (int, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                aws.String(s.tables.Directory),
+		IndexName:                aws.String(byAgentIndex),
+		KeyConditionExpression:   aws.String("agent_id = :agent"),
+		FilterExpression:         aws.String("revoked = :false AND #family = :family"),
+		ExpressionAttributeNames: map[string]string{"#family": "family"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":agent": stringValue(agentID), ":false": &types.AttributeValueMemberBOOL{Value: false}, ":family": stringValue(family),
+		},
+	}
+	hashes, err := queryAll(ctx, s.db, in, func(r tokenRecord) string { return r.Hash })
+	if err != nil {
+		return 0, fmt.Errorf("tokens of grant %s: %w", family, err)
+	}
+	revoked := 0
+	for _, h := range hashes {
+		err := s.RevokeToken(ctx, h)
+		if errors.Is(err, team.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return revoked, fmt.Errorf("tokens of grant %s: %w", family, err)
 		}
 		revoked++
 	}

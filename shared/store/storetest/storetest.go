@@ -82,7 +82,7 @@ func New(t testing.TB) Fixture {
 	for _, s := range specs {
 		names[s.LogicalID] = s.Name()
 	}
-	tables := store.Tables{Tasks: names["TasksTable"], Steps: names["StepsTable"], Pulse: names["PulseTable"], Directory: names["DirectoryTable"], Wakeups: names["WakeupsTable"]}
+	tables := store.Tables{Tasks: names["TasksTable"], Steps: names["StepsTable"], Pulse: names["PulseTable"], Directory: names["DirectoryTable"], Wakeups: names["WakeupsTable"], OAuth: names["OAuthTable"]}
 	return Fixture{Store: store.New(client, tables), Client: client, Tables: tables}
 }
 

@@ -1,0 +1,47 @@
+// Command oauth is the Lambda function behind Prickle's OAuth 2.1
+// authorization server (issue #11): metadata, client registration, the
+// owner's consent, tokens and the connected-clients page.
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/useprickle/prickle/shared/config"
+	"github.com/useprickle/prickle/shared/lambdahttp"
+	"github.com/useprickle/prickle/shared/oauth"
+	"github.com/useprickle/prickle/shared/session"
+	"github.com/useprickle/prickle/shared/store"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	slog.SetDefault(log)
+	h, err := build(context.Background(), log)
+	if err != nil {
+		log.Error("start", "error", err.Error())
+		os.Exit(1)
+	}
+	lambdahttp.Start(h)
+}
+
+func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
+	base := config.PublicBaseURL(config.OS)
+	if base == "" {
+		log.Warn("OAuth is off: set the PublicBaseUrl or DomainName parameter")
+		return http.NotFoundHandler(), nil
+	}
+	signer, err := config.Signer(ctx, config.OS, &config.LazySSM{})
+	if err != nil {
+		return nil, err
+	}
+	keys, err := session.NewKeys(signer.Key)
+	if err != nil {
+		return nil, errors.Join(errors.New("oauth: session keys"), err)
+	}
+	st := store.New(store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT")), store.TablesFromEnv())
+	return oauth.New(oauth.Config{BaseURL: base, Grants: st, Directory: st, Keys: keys, Documents: oauth.NewDocuments(false), Log: log})
+}
