@@ -72,7 +72,11 @@ func main() {
 			s.Close()
 			fatal(err)
 		}
-		fmt.Printf("e2e-rie (%s gateway): all suites passed\n", *gateway)
+		if *sam {
+			fmt.Println("e2e-sam (sam local start-api): all suites passed")
+		} else {
+			fmt.Printf("e2e-rie (%s gateway): all suites passed\n", *gateway)
+		}
 	case *sam:
 		fmt.Printf("mcp        %s (sam local start-api; each function in its own container; logs in %s)\n", s.MCPURL, filepath.Join(stateDir, "logs"))
 		fmt.Printf("state      %s (mode 0600; demo tokens of the seeded agents)\n", s.StatePath)

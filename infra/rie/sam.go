@@ -64,16 +64,49 @@ func (s *Stack) BuiltTemplate() string { return filepath.Join(s.samFiles().Build
 // globalsVariables is the first `Variables:` block under Globals.
 var globalsVariables = regexp.MustCompile(`(?m)^Globals:\n(?:.*\n)*?      Variables:\n`)
 
-// nestedLocation is a nested stack's template path, relative to the repository.
-var nestedLocation = regexp.MustCompile(`(?m)^(\s+Location: )([A-Za-z0-9_./-]+\.yaml)$`)
+// restOnly are the conditions of the REST APIs' resources (ApiGateway=rest).
+var restOnly = map[string]bool{"IsRestApi": true, "RestWithDomain": true}
 
-// localTemplate is template.yaml with samLocalVars declared in Globals and
-// its nested stacks' paths made absolute (it is written outside the root).
-func localTemplate(tmpl []byte, root string) ([]byte, error) {
-	tmpl = nestedLocation.ReplaceAllFunc(tmpl, func(m []byte) []byte {
-		g := nestedLocation.FindSubmatch(m)
-		return append(append([]byte{}, g[1]...), filepath.Join(root, string(g[2]))...)
-	})
+// withoutREST drops the resources and outputs whose condition needs the
+// REST APIs: sam local does not evaluate conditions, and it would mount
+// every per-tool API's /mcp on start-api's one port, over mcp's.
+func withoutREST(tmpl []byte) []byte {
+	lines := strings.SplitAfter(string(tmpl), "\n")
+	var out, block []string
+	section := ""
+	flush := func() {
+		drop := false
+		for _, l := range block {
+			if c, ok := strings.CutPrefix(strings.TrimRight(l, "\n"), "    Condition: "); ok && restOnly[c] {
+				drop = true
+			}
+		}
+		if !drop {
+			out = append(out, block...)
+		}
+		block = nil
+	}
+	for _, l := range lines {
+		top := l != "" && l[0] != ' ' && l[0] != '\n' && l[0] != '#'
+		entry := strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "   ") && !strings.HasPrefix(l, "  #")
+		switch {
+		case top:
+			flush()
+			section = strings.TrimSpace(l)
+		case entry && (section == "Resources:" || section == "Outputs:"):
+			flush()
+		}
+		block = append(block, l)
+	}
+	flush()
+	return []byte(strings.Join(out, ""))
+}
+
+// localTemplate is template.yaml as the local runs build it: samLocalVars
+// declared in Globals and the REST APIs' resources left out (withoutREST;
+// the nested routing stack too, the only one, so no relative path is left).
+func localTemplate(tmpl []byte) ([]byte, error) {
+	tmpl = withoutREST(tmpl)
 	loc := globalsVariables.FindIndex(tmpl)
 	if loc == nil {
 		return nil, errors.New("template.yaml: no Globals Function Environment Variables block")
@@ -97,7 +130,7 @@ func (s *Stack) samBuild(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read template: %w", err)
 	}
-	local, err := localTemplate(tmpl, s.opts.Root)
+	local, err := localTemplate(tmpl)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -12,7 +11,7 @@ func TestLocalTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := localTemplate(tmpl, "/repo")
+	got, err := localTemplate(tmpl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,11 +21,15 @@ func TestLocalTemplate(t *testing.T) {
 			t.Errorf("Globals does not declare %s:\n%s", v, globals)
 		}
 	}
-	if strings.Count(string(got), "Location: /repo/infra/routing/template.yaml") != 1 {
-		t.Errorf("the nested routing stack's Location is not made absolute")
+	for _, gone := range []string{"\n    Condition: IsRestApi\n", "\n    Condition: RestWithDomain\n", "\n  CoreApi:\n", "\n  GetTaskApi:\n", "Location: infra/"} {
+		if strings.Contains(string(got), gone) {
+			t.Errorf("the local template still has %q", gone)
+		}
 	}
-	if len(got) <= len(tmpl) || !strings.HasSuffix(string(got), string(tmpl[len(tmpl)-200:])) {
-		t.Errorf("the rest of the template is not kept")
+	for _, kept := range []string{"\n  McpFunction:\n", "\n  GetTaskFunction:\n", "\n  HttpApi:\n", "\n  TasksTable:\n", "\nOutputs:\n"} {
+		if !strings.Contains(string(got), kept) {
+			t.Errorf("the local template lost %q", kept)
+		}
 	}
 
 	cases := []struct {
@@ -39,7 +42,7 @@ func TestLocalTemplate(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := localTemplate([]byte(c.in), "/repo")
+			out, err := localTemplate([]byte(c.in))
 			if (err == nil) != c.ok {
 				t.Fatalf("err = %v, want ok %v", err, c.ok)
 			}
@@ -50,19 +53,16 @@ func TestLocalTemplate(t *testing.T) {
 	}
 }
 
-func TestNestedLocation(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{"      Location: infra/routing/template.yaml", "      Location: " + filepath.Join("/repo", "infra/routing/template.yaml")},
-		{"      Location: !Sub https://x/${A}.yaml", "      Location: !Sub https://x/${A}.yaml"},
-		{"      Location: s3://bucket/t.json", "      Location: s3://bucket/t.json"},
-	}
-	for _, c := range cases {
-		out, err := localTemplate([]byte(c.in+"\nGlobals:\n  Function:\n    Environment:\n      Variables:\n"), "/repo")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if first, _, _ := strings.Cut(string(out), "\n"); first != c.want {
-			t.Errorf("%q → %q, want %q", c.in, first, c.want)
-		}
+func TestWithoutREST(t *testing.T) {
+	in := "Conditions:\n  IsRestApi: !Equals [a, b]\nResources:\n  # the core API\n  CoreApi:\n    Type: AWS::Serverless::Api\n    Condition: IsRestApi\n    Properties:\n      A: 1\n" +
+		"  Fn:\n    Type: AWS::Serverless::Function\n    Properties:\n      Condition: IsRestApi\n" +
+		"  HttpApi:\n    Type: AWS::Serverless::HttpApi\n    Condition: IsHttpApi\n" +
+		"  Domain:\n    Type: X\n    Condition: RestWithDomain\nOutputs:\n  CoreUrl:\n    Condition: IsRestApi\n    Value: x\n  HttpUrl:\n    Value: y\n"
+	want := "Conditions:\n  IsRestApi: !Equals [a, b]\nResources:\n  # the core API\n" +
+		"  Fn:\n    Type: AWS::Serverless::Function\n    Properties:\n      Condition: IsRestApi\n" +
+		"  HttpApi:\n    Type: AWS::Serverless::HttpApi\n    Condition: IsHttpApi\n" +
+		"Outputs:\n  HttpUrl:\n    Value: y\n"
+	if got := string(withoutREST([]byte(in))); got != want {
+		t.Errorf("withoutREST:\n%s\nwant:\n%s", got, want)
 	}
 }
