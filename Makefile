@@ -8,7 +8,7 @@ TOOLS := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 E2E_NODE := infra/e2e/node_modules/.package-lock.json
 
-.PHONY: local test lint unit fuzz integration e2e deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure load
+.PHONY: local test lint unit fuzz integration e2e deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure load sam-local e2e-sam
 
 ## local: start the emulator, create tables from template.yaml, seed website-v2, serve /mcp on 127.0.0.1:$${PORT:-3000}
 ## (installs only the emulator into .venv: infra/requirements-local.txt)
@@ -18,8 +18,9 @@ local: venv-local
 ## test: lint, unit (incl. the least-privilege test of template.yaml), the fuzz targets for a bounded time,
 ## store integration against the emulator, e2e through the official MCP clients and the conformance suite,
 ## the template checks (cfn-lint, sam validate --lint, sam build), the built binaries under the Lambda
-## Runtime Interface Emulator, and the short load run
-test: deps lint unit fuzz integration e2e template e2e-rie load
+## Runtime Interface Emulator, the short load run, and the sam local tests (e2e-sam; needs Docker)
+test: deps lint unit fuzz integration e2e template e2e-rie load \
+	e2e-sam
 
 deps: venv node tools
 	go mod download
@@ -87,10 +88,12 @@ clean:
 
 # ---- Lambda builds (sam build: BuildMethod makefile, CodeUri is the repo root) ----
 # `sam build` runs `make build-<LogicalId>` with ARTIFACTS_DIR set; each target
-# writes one stripped linux/arm64 `bootstrap` (provided.al2023, -tags lambda.norpc).
+# writes one stripped linux/arm64 `bootstrap` (provided.al2023, -tags lambda.norpc);
+# LAMBDA_GOARCH=amd64 for template.yaml's Architecture=x86_64 (make sam-local).
+LAMBDA_GOARCH ?= arm64
 LAMBDA_GOFLAGS := -trimpath -buildvcs=false -tags lambda.norpc -ldflags "-s -w"
 define lambda-build
-	cd $(CURDIR) && GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build $(LAMBDA_GOFLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(1)
+	cd $(CURDIR) && GOOS=linux GOARCH=$(LAMBDA_GOARCH) CGO_ENABLED=0 go build $(LAMBDA_GOFLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(1)
 endef
 
 build-McpFunction: ; $(call lambda-build,mcp)
@@ -152,6 +155,19 @@ e2e-rie: venv node rie
 	go run ./infra/rie -e2e
 	go run ./infra/rie -e2e -gateway http
 	go test -count=1 -tags rie ./infra/rie/
+
+## sam-local: Prickle the SAM way (README "Try it with sam local"; needs Docker): the offline base
+## image, sam build for x86_64, the emulator (unless PRICKLE_DYNAMODB_ENDPOINT names one), tables and
+## seed, the env-vars file, then sam local start-api (/mcp) and start-lambda (mcp's tool calls) with
+## warm containers; files in .prickle/sam-local
+sam-local: venv
+	infra/samlocal/base-image.sh
+	go run ./infra/rie -sam
+
+## e2e-sam: every events/ sample through sam local invoke, and sam local start-api serving the
+## TypeScript scenario and claude mcp add (skipped without Docker, failed in CI)
+e2e-sam: venv node
+	infra/samlocal/e2e.sh
 
 ## measure: binary sizes and RIE init durations, as the markdown table of the README's Deploy section
 measure: venv rie

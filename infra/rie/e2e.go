@@ -26,6 +26,12 @@ func (s *Stack) RunE2E(ctx context.Context, root, suites string) error {
 	}
 	env := append(os.Environ(),
 		"PRICKLE_LOCAL_JSON="+s.StatePath, "PRICKLE_STATE_DIR="+s.opts.StateDir, "PRICKLE_ADMIN="+admin)
+	if s.opts.SAM {
+		// The suites probe /mcp with a short timeout: start mcp's container first.
+		if err := s.warm(ctx); err != nil {
+			return err
+		}
+	}
 	var failed []string
 	for _, suite := range strings.Fields(suites) {
 		fmt.Printf("\n=============== rie %s ===============\n", suite)
@@ -36,6 +42,9 @@ func (s *Stack) RunE2E(ctx context.Context, root, suites string) error {
 			sort.Strings(files)
 			args := append([]string{"--test", "--test-concurrency=1", "--test-timeout=300000", "--test-reporter=spec"}, files...)
 			err = run(ctx, root, env, "node", args...)
+		case "claude-mcp-add":
+			err = run(ctx, root, env, "node", "--test", "--test-timeout=600000", "--test-reporter=spec",
+				filepath.Join(root, "infra", "e2e", "claude", "mcp-add.test.mjs"))
 		case "py":
 			err = run(ctx, root, env, filepath.Join(root, ".venv", "bin", "python"), "-m", "pytest", filepath.Join(root, "infra", "e2e", "py"), "-q", "-p", "no:cacheprovider")
 		case "routing":
@@ -56,6 +65,23 @@ func (s *Stack) RunE2E(ctx context.Context, root, suites string) error {
 	if len(failed) > 0 {
 		return errors.New(strings.Join(failed, "; "))
 	}
+	return nil
+}
+
+// warm sends /mcp one GET (mcp answers it without the store), so that
+// sam local start-api has mcp's container running before the suites.
+func (s *Stack) warm(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.MCPURL, nil)
+	if err != nil {
+		return fmt.Errorf("warm up: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("warm up %s: %w", s.MCPURL, err)
+	}
+	resp.Body.Close()
 	return nil
 }
 

@@ -7,6 +7,10 @@
 // template rule matches them; DynamoDB stream records go to step-expiry
 // (steps table) or task-events (tasks table).
 // Each must come back without a function error.
+//
+// With PRICKLE_RIE_SAM=1 (`make e2e-sam`) the stack is the SAM CLI mode and
+// each sample is given to `sam local invoke` for its function instead; the
+// same answers are expected.
 package main
 
 import (
@@ -108,7 +112,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	rs, err = Start(ctx, Options{Root: root, StateDir: dir, Log: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+	rs, err = Start(ctx, Options{Root: root, StateDir: dir, Log: slog.New(slog.NewTextHandler(os.Stderr, nil)), SAM: os.Getenv("PRICKLE_RIE_SAM") == "1"})
 	if err != nil {
 		cancel()
 		os.RemoveAll(dir)
@@ -205,9 +209,20 @@ func streamFunction(t *testing.T, payload []byte) string {
 	return ""
 }
 
-// invoke calls one function under its emulator and fails on a function error.
+// invoke calls one function under its emulator (in the SAM mode: by `sam
+// local invoke`) and fails on a function error.
 func invoke(t *testing.T, fn string, payload []byte) []byte {
 	t.Helper()
+	if rs.opts.SAM {
+		out, err := rs.SAMInvoke(context.Background(), fn, payload)
+		if err != nil {
+			t.Fatalf("sam local invoke %s: %v", fn, err)
+		}
+		if isErrorPayload(out) {
+			t.Fatalf("%s returned a function error: %s", fn, out)
+		}
+		return out
+	}
 	out, err := rs.Invoke(context.Background(), invokeInput(fn, payload))
 	if err != nil {
 		t.Fatalf("invoke %s: %v", fn, err)

@@ -42,7 +42,10 @@ type Options struct {
 	// (or "") routes by header as the custom domain does; "http" is the
 	// HTTP API, every /mcp request to mcp as a payload 2.0 event.
 	Gateway string
-	Log     *slog.Logger
+	// SAM runs the functions in the SAM CLI's containers (sam.go) instead of
+	// one aws-lambda-rie each; it implies Gateway "http".
+	SAM bool
+	Log *slog.Logger
 }
 
 // Function is one built bootstrap running under its own aws-lambda-rie.
@@ -77,6 +80,8 @@ type Stack struct {
 	servers     []*http.Server
 	deliver     sync.WaitGroup
 	delivered   chan string
+	listeners   []net.Listener // the SAM mode's forwarders
+	samProcs    []samProc      // the SAM mode's sam local commands
 }
 
 // localState mirrors infra/local's local.json.
@@ -116,8 +121,19 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		}
 	}()
 	rie := filepath.Join(o.Root, ".tools", "bin", "aws-lambda-rie")
-	if _, err := os.Stat(rie); err != nil {
+	if _, err := os.Stat(rie); err != nil && !o.SAM {
 		return nil, fmt.Errorf("no %s: run `make rie`", rie)
+	}
+	// The SAM mode's containers reach the bus and the Invoke API on the
+	// Docker bridge's gateway; the rest listens on loopback.
+	inner := "127.0.0.1"
+	if o.SAM {
+		s.opts.Gateway = "http"
+		gw, err := BridgeGateway(ctx)
+		if err != nil {
+			return nil, err
+		}
+		inner = gw
 	}
 	for _, dir := range []string{"bin", "logs"} {
 		if err := os.MkdirAll(filepath.Join(o.StateDir, dir), 0o755); err != nil {
@@ -148,11 +164,11 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	lambdaLn, err := net.Listen("tcp", "127.0.0.1:0")
+	lambdaLn, err := net.Listen("tcp", inner+":0")
 	if err != nil {
 		return nil, err
 	}
-	eventsLn, err := net.Listen("tcp", "127.0.0.1:0")
+	eventsLn, err := net.Listen("tcp", inner+":0")
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +190,9 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 	}
 	for _, f := range s.sorted() {
+		if o.SAM {
+			break
+		}
 		env := append([]string{}, common...)
 		if f.Name == "mcp" {
 			env = append(env, "LAMBDA_ENDPOINT=http://"+lambdaLn.Addr().String())
@@ -197,6 +216,11 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	s.serve(routerLn, router)
 	s.MCPURL = routerURL + "/mcp"
+	if o.SAM {
+		if err := s.startSAMStack(ctx, inner, lambdaLn.Addr().String(), eventsLn.Addr().String()); err != nil {
+			return nil, err
+		}
+	}
 
 	st := s.Local
 	st.MCPURL = s.MCPURL
@@ -389,6 +413,9 @@ func (s *Stack) Invoke(ctx context.Context, in *lambda.InvokeInput, opts ...func
 	}
 	c := *in
 	c.FunctionName = aws.String("function")
+	if s.opts.SAM {
+		c.FunctionName = aws.String(f.LogicalID) // start-lambda serves every function by logical id
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.count++
@@ -576,6 +603,10 @@ func (s *Stack) serve(ln net.Listener, h http.Handler) {
 
 // Close stops everything the stack started.
 func (s *Stack) Close() {
+	s.stopSAM()
+	for _, ln := range s.listeners {
+		_ = ln.Close()
+	}
 	for _, srv := range s.servers {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = srv.Shutdown(ctx)

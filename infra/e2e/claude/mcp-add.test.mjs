@@ -1,0 +1,73 @@
+// The README's way to connect Claude Code (2.1.328, pinned in package.json) to a running stack:
+// `claude mcp add --transport http prickle <url> --header "Authorization: Bearer <token>"` with a
+// seeded agent's token, then `claude mcp list` says it is connected, and a `claude -p` run sends
+// the model Prickle's 11 tools. No account, no network: the model is the scripted stand-in of
+// the Messages API (standin.mjs), here answering text only. Also run against `sam local start-api`
+// (`make e2e-sam`).
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { loadStack, skipUnlessStack, E2E_DIR, IN_CI, TOOL_NAMES } from '../lib/env.mjs';
+import { startStandIn } from './standin.mjs';
+
+const CLAUDE = resolve(E2E_DIR, 'node_modules', '.bin', 'claude');
+const RUN_TIMEOUT_MS = 180_000;
+
+const { stack, skipReason: stackSkip } = await loadStack();
+let skipReason = stackSkip;
+if (!skipReason && !existsSync(CLAUDE)) {
+  skipReason = `no Claude Code at ${CLAUDE} (npm ci in infra/e2e)`;
+  if (IN_CI) throw new Error(`CI: ${skipReason}`);
+}
+
+/** Runs Claude Code once in `cwd` with its own HOME, bounded by RUN_TIMEOUT_MS. */
+function claude(args, { cwd, env }) {
+  return new Promise((done, fail) => {
+    const child = spawn(CLAUDE, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+    child.on('error', (e) => { clearTimeout(timer); fail(e); });
+    child.on('close', (code, signal) => { clearTimeout(timer); done({ code, signal, stdout, stderr }); });
+  });
+}
+
+describe('claude mcp add with a seeded token', { skip: skipUnlessStack(skipReason) }, () => {
+  let dir;
+  let env;
+  let model;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'prickle-e2e-mcp-add-'));
+    model = await startStandIn(() => [{ type: 'text', text: 'Prickle stand-in.' }]);
+    env = { PATH: process.env.PATH, HOME: join(dir, 'home'), ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'test',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', ENABLE_TOOL_SEARCH: 'false', MCP_TIMEOUT: '120000' };
+  });
+  after(async () => {
+    await model?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('added, connected, and the model is sent the 11 tools', async () => {
+    const add = await claude(['mcp', 'add', '--transport', 'http', 'prickle', stack.url,
+      '--header', `Authorization: Bearer ${stack.tokens['alice/writer']}`], { cwd: dir, env });
+    assert.equal(add.code, 0, `claude mcp add exited ${add.code}: ${add.stderr}${add.stdout}`);
+
+    const list = await claude(['mcp', 'list'], { cwd: dir, env });
+    assert.equal(list.code, 0, `claude mcp list exited ${list.code}: ${list.stderr}`);
+    assert.match(list.stdout, /prickle: .*✔ Connected/, `claude mcp list: ${list.stdout}`);
+
+    const run = await claude(['-p', 'Which Prickle tools do you have?', '--output-format', 'json'], { cwd: dir, env });
+    assert.equal(run.signal, null, `claude was killed after ${RUN_TIMEOUT_MS} ms: ${run.stderr}`);
+    assert.equal(run.code, 0, `claude -p exited ${run.code}: ${run.stderr}\n${run.stdout.slice(0, 2000)}`);
+    const main = model.requests.find((r) => (r.tools || []).some((t) => t.name.startsWith('mcp__prickle__')));
+    assert.ok(main, `a request with Prickle's tools among ${model.requests.length}`);
+    const names = main.tools.map((t) => t.name).filter((n) => n.startsWith('mcp__prickle__')).sort();
+    assert.deepEqual(names, TOOL_NAMES.map((t) => `mcp__prickle__${t}`).sort());
+  });
+});
