@@ -1,6 +1,7 @@
 package task
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -114,7 +115,7 @@ func SaveCheckpoint(t Task, caller string, cp Checkpoint, waitingOn string, now 
 	if waitingOn != "" {
 		to, wait = Waiting, &waitingOn
 	}
-	if t.State == Waiting && t.WaitingOn != nil && *t.WaitingOn == WaitingOnOwnerApproval {
+	if t.WaitingOnOwner() {
 		to, wait = Waiting, t.WaitingOn
 	}
 	m := move(t, caller, "checkpoint", to, wait, cp.Progress, now)
@@ -224,3 +225,56 @@ func Route(t Task, now time.Time) (Move, error) {
 
 // System names Prickle itself as the actor of automatic transitions.
 const System = "prickle"
+
+// WaitingOnOwner reports whether t waits on its owner's decision on a step
+// its run asked (waiting, on owner_approval): only that decision or the
+// step's expiry puts it back to work.
+func (t Task) WaitingOnOwner() bool {
+	return t.State == Waiting && t.WaitingOn != nil && *t.WaitingOn == WaitingOnOwnerApproval
+}
+
+// CheckAsk is who may ask a step and from where: the assignee, while the
+// task is accepted, working or waiting. request_step checks it before
+// anything else, and AskOwner again.
+func CheckAsk(t Task, caller string) error {
+	if err := requireRole(t, "request_step", caller, "assignee"); err != nil {
+		return err
+	}
+	return requireState(t, "request_step", Accepted, Working, Waiting)
+}
+
+// AskOwner moves a task to waiting on its owner: its assignee's run asked
+// step stepID (a call of toolName) of the owner.
+func AskOwner(t Task, caller, toolName, stepID string, now time.Time) (Move, error) {
+	if err := CheckAsk(t, caller); err != nil {
+		return Move{}, err
+	}
+	wait := WaitingOnOwnerApproval
+	return move(t, caller, ActionStepRequested, Waiting, &wait, fmt.Sprintf("asked owner: %s %s", toolName, stepID), now), nil
+}
+
+// StepDecided is what the owner's decision (approved or refused) on step
+// stepID does to its task: a task waiting on its owner goes back to working;
+// another open task does not move (nil); a closed task refuses, since its
+// steps no longer need a decision.
+func StepDecided(t Task, owner, decision, stepID string, now time.Time) (*Move, error) {
+	if !t.State.Open() {
+		return nil, Refusef("task %s is %s; its steps no longer need a decision", t.ID, t.State)
+	}
+	if !t.WaitingOnOwner() {
+		return nil, nil
+	}
+	m := move(t, "owner:"+owner, ActionStepDecided, Working, nil, fmt.Sprintf("owner %s %s %s", owner, decision, stepID), now)
+	return &m, nil
+}
+
+// StepExpired is what the expiry of step stepID without a decision does to
+// its task: a task waiting on its owner goes back to working, unless another
+// of its steps still waits (othersPending); otherwise nothing moves (nil).
+func StepExpired(t Task, stepID string, othersPending bool, now time.Time) *Move {
+	if !t.WaitingOnOwner() || othersPending {
+		return nil
+	}
+	m := move(t, System, ActionStepExpired, Working, nil, fmt.Sprintf("step %s expired without a decision", stepID), now)
+	return &m
+}

@@ -117,4 +117,8 @@ const (
 	ActionReviewAccept = "review_accept"
 	ActionOwnerApprove = "owner_approve"
 	ActionOwnerRefuse  = "owner_refuse"
+	// The moves owners' steps cause (see AskOwner, StepDecided, StepExpired).
+	ActionStepRequested = "step_requested"
+	ActionStepDecided   = "step_decided"
+	ActionStepExpired   = "step_expired"
 )

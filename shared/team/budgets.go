@@ -58,7 +58,7 @@ func (s *Service) ProjectAudit(ctx context.Context, project string) ([]audit.Ent
 			}
 			for _, line := range h {
 				switch line.Action {
-				case "step_requested", "step_decided", "step_expired", "owner_approve", "owner_refuse":
+				case task.ActionStepRequested, task.ActionStepDecided, task.ActionStepExpired, task.ActionOwnerApprove, task.ActionOwnerRefuse:
 					continue
 				}
 				entries = append(entries, audit.FromHistory(project, t.ID, line))
