@@ -31,6 +31,17 @@ type Agent struct {
 	Projects []string // project slugs
 }
 
+// Owner is a member of the directory: a human who answers for agents, and
+// where approval links reach them.
+type Owner struct {
+	Name         string
+	Email        string
+	SlackChannel string
+	// SlackUserID (U…, or W… on Enterprise Grid) is who may press the Approve
+	// and Refuse buttons of this owner's Slack messages; empty lets nobody decide in Slack.
+	SlackUserID string
+}
+
 // Project is a team's room and its settings.
 type Project struct {
 	Slug string

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/budget"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/grant"
@@ -27,7 +26,7 @@ type RoomStore interface {
 	Pulse(ctx context.Context, project string) ([]pulse.Entry, error)
 	ListTasks(ctx context.Context, q team.TaskQuery) (team.TaskPage, error)
 	StepsForTask(ctx context.Context, taskID string) ([]step.Step, error)
-	Owner(ctx context.Context, name string) (admin.Owner, error)
+	Owner(ctx context.Context, name string) (team.Owner, error)
 	// OwnerProjects lists the projects the owner's agents belong to.
 	OwnerProjects(ctx context.Context, owner string) ([]string, error)
 	// AllowSignInRequest counts a sign-in link asked for a name from a
