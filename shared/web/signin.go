@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -321,21 +320,13 @@ func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, fragment bool
 	return s, false
 }
 
-// projectOf loads a project the owner may see: one an agent of the owner
-// belongs to. Any other project, existing or not, is ErrNotFound.
+// projectOf loads a project the owner may see (team.OwnerProject); a slug
+// that could name no project is ErrNotFound before anything is read.
 func (h *Handler) projectOf(ctx context.Context, owner, slug string) (team.Project, []team.Agent, error) {
 	if !validOwnerName(slug) {
 		return team.Project{}, nil, team.ErrNotFound
 	}
-	agents, err := h.room.ListAgents(ctx, slug)
-	if err != nil {
-		return team.Project{}, nil, err
-	}
-	if !slices.ContainsFunc(agents, func(a team.Agent) bool { return a.Owner == owner }) {
-		return team.Project{}, nil, team.ErrNotFound
-	}
-	p, err := h.room.Project(ctx, slug)
-	return p, agents, err
+	return team.OwnerProject(ctx, h.room, owner, slug)
 }
 
 // notFound is the one answer for what the owner may not see or what does not exist.
