@@ -1,7 +1,3 @@
-// Package team implements the eleven tools agents use to work as one team:
-// the rules of who may do what, over small ports that the DynamoDB store
-// (and, in unit tests, an in-memory fake) implement. It imports no AWS SDK
-// and no MCP: the catalog maps MCP calls onto it.
 package team
 
 import (
