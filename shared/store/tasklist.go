@@ -13,10 +13,8 @@ import (
 	"github.com/useprickle/prickle/shared/team"
 )
 
-// Page sizes of ListTasks.
+// Page sizes of the queries behind ListTasks (a page's own size is team.TaskQuery.PageLimit).
 const (
-	defaultTaskLimit = 20
-	maxTaskLimit     = 100
 	// filteredPageSize is how many index items one query evaluates when a
 	// filter may drop some: DynamoDB applies Limit before the filter.
 	filteredPageSize = 100
@@ -30,11 +28,7 @@ const (
 // (q.Role), optionally only in q.States. q.Limit outside 1..100 means 20 or
 // 100. A cursor not issued for this query wraps team.ErrBadCursor.
 func (s *Store) ListTasks(ctx context.Context, q team.TaskQuery) (team.TaskPage, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = defaultTaskLimit
-	}
-	limit = min(limit, maxTaskLimit)
+	limit := q.PageLimit()
 	if q.Involving != "" && (q.Role == "any" || q.Role == "") {
 		return s.listInvolving(ctx, q, limit)
 	}

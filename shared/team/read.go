@@ -23,7 +23,7 @@ func (s *Service) ReadRoom(ctx context.Context, c identity.Caller, in ReadRoomIn
 		in.Role = "any"
 	}
 	if in.Limit == 0 {
-		in.Limit = 20
+		in.Limit = DefaultTaskLimit
 	}
 	// Team Pulse and the caller's tasks are read at once.
 	var entries []pulse.Entry

@@ -3,13 +3,10 @@ package teamtest
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/useprickle/prickle/shared/task"
@@ -22,22 +19,6 @@ type cursor struct {
 	CreatedAt int64  `json:"c"`
 	ID        string `json:"i"`
 	Query     string `json:"q"`
-}
-
-// queryDigest identifies a query without its limit and cursor, so that a
-// cursor is only accepted for the query that issued it.
-func queryDigest(q team.TaskQuery) string {
-	states := make([]string, len(q.States))
-	for i, st := range q.States {
-		states[i] = string(st)
-	}
-	slices.Sort(states)
-	role := q.Role
-	if role == "" {
-		role = "any"
-	}
-	sum := sha256.Sum256([]byte(strings.Join([]string{q.Project, q.Involving, role, strings.Join(states, ",")}, "\x00")))
-	return hex.EncodeToString(sum[:8])
 }
 
 // newer reports whether a sorts before b: newest first, ties broken by id (descending).
@@ -59,12 +40,8 @@ func (s *Store) ListTasks(_ context.Context, q team.TaskQuery) (team.TaskPage, e
 	default:
 		return team.TaskPage{}, fmt.Errorf("list tasks: role %q is not assignee, requester or any", q.Role)
 	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultLimit
-	}
-	limit = min(limit, MaxLimit)
-	digest := queryDigest(q)
+	limit := q.PageLimit()
+	digest := q.Digest()
 	var after *task.Task
 	if q.Cursor != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(q.Cursor)

@@ -25,11 +25,12 @@ import (
 	"github.com/useprickle/prickle/shared/team"
 )
 
-// DefaultLimit and MaxLimit bound ListTasks pages as the real store does: a
-// limit below 1 means DefaultLimit, above MaxLimit means MaxLimit.
+// DefaultLimit and MaxLimit bound ListTasks pages as the real store does
+// (team.TaskQuery.PageLimit): a limit below 1 means DefaultLimit, above
+// MaxLimit means MaxLimit.
 const (
-	DefaultLimit = 20
-	MaxLimit     = 100
+	DefaultLimit = team.DefaultTaskLimit
+	MaxLimit     = team.MaxTaskLimit
 )
 
 // Store is the in-memory team.Store. The zero value is not ready; use New.
