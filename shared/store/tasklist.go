@@ -29,7 +29,7 @@ const (
 // 100. A cursor not issued for this query wraps team.ErrBadCursor.
 func (s *Store) ListTasks(ctx context.Context, q team.TaskQuery) (team.TaskPage, error) {
 	limit := q.PageLimit()
-	if q.Involving != "" && (q.Role == "any" || q.Role == "") {
+	if q.Involving != "" && (q.Role == task.RoleAny || q.Role == "") {
 		return s.listInvolving(ctx, q, limit)
 	}
 
@@ -106,7 +106,7 @@ func (s *Store) taskQuery(q team.TaskQuery) (*dynamodb.QueryInput, string, strin
 		// The sparse index holds exactly the project's requested tasks.
 		index, hashAttr, states = "by_requested", "requested_project", nil
 	case q.Involving == "":
-	case q.Role == "assignee" || q.Role == "requester":
+	case q.Role == task.RoleAssignee || q.Role == task.RoleRequester:
 		index, hashAttr, hashValue = "by_"+q.Role, q.Role, q.Involving
 		names["#project"] = "project"
 		values[":project"] = stringValue(q.Project)

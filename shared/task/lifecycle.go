@@ -55,7 +55,7 @@ func requireState(t Task, tool string, allowed ...State) error {
 // requireRole refuses unless the caller holds the role the tool needs.
 func requireRole(t Task, tool, caller, role string) error {
 	holder := t.Assignee
-	if role == "requester" {
+	if role == RoleRequester {
 		holder = t.Requester
 	}
 	if caller != holder {
@@ -76,7 +76,7 @@ func joinOr(items []string) string {
 
 // Accept moves a routed task to accepted; only its assignee may.
 func Accept(t Task, caller, note string, now time.Time) (Move, error) {
-	if err := requireRole(t, "accept_task", caller, "assignee"); err != nil {
+	if err := requireRole(t, "accept_task", caller, RoleAssignee); err != nil {
 		return Move{}, err
 	}
 	if err := requireState(t, "accept_task", Routed); err != nil {
@@ -87,7 +87,7 @@ func Accept(t Task, caller, note string, now time.Time) (Move, error) {
 
 // Decline moves a routed or accepted task to rejected; only its assignee may.
 func Decline(t Task, caller, reason string, now time.Time) (Move, error) {
-	if err := requireRole(t, "decline_task", caller, "assignee"); err != nil {
+	if err := requireRole(t, "decline_task", caller, RoleAssignee); err != nil {
 		return Move{}, err
 	}
 	if err := requireState(t, "decline_task", Routed, Accepted); err != nil {
@@ -102,7 +102,7 @@ func Decline(t Task, caller, reason string, now time.Time) (Move, error) {
 // run to checkpoint and end its turn, and only the owner's decision (or the
 // step's expiry) puts the task back to work.
 func SaveCheckpoint(t Task, caller string, cp Checkpoint, waitingOn string, now time.Time) (Move, error) {
-	if err := requireRole(t, "save_checkpoint", caller, "assignee"); err != nil {
+	if err := requireRole(t, "save_checkpoint", caller, RoleAssignee); err != nil {
 		return Move{}, err
 	}
 	if err := requireState(t, "save_checkpoint", Accepted, Working, Waiting); err != nil {
@@ -125,7 +125,7 @@ func SaveCheckpoint(t Task, caller string, cp Checkpoint, waitingOn string, now 
 
 // ReturnResult attaches a checked result and hands the task to its requester for review.
 func ReturnResult(t Task, caller string, r Result, now time.Time) (Move, error) {
-	if err := requireRole(t, "return_result", caller, "assignee"); err != nil {
+	if err := requireRole(t, "return_result", caller, RoleAssignee); err != nil {
 		return Move{}, err
 	}
 	if err := requireState(t, "return_result", Accepted, Working, Waiting); err != nil {
@@ -153,7 +153,7 @@ const (
 // deliverable type; a caller who returned the result (a task from before
 // CheckHandOff, with the same requester and assignee) cannot accept it.
 func Review(t Task, caller, verdict, feedback string, needsOwnerApproval bool, now time.Time) (Move, error) {
-	if err := requireRole(t, "review_result", caller, "requester"); err != nil {
+	if err := requireRole(t, "review_result", caller, RoleRequester); err != nil {
 		return Move{}, err
 	}
 	if err := requireState(t, "review_result", Verifying); err != nil {
@@ -206,7 +206,7 @@ func DecideApproval(t Task, owner string, approve bool, message string, now time
 
 // Cancel ends any open task; only its requester may.
 func Cancel(t Task, caller, reason string, now time.Time) (Move, error) {
-	if err := requireRole(t, "cancel_task", caller, "requester"); err != nil {
+	if err := requireRole(t, "cancel_task", caller, RoleRequester); err != nil {
 		return Move{}, err
 	}
 	if !t.State.Open() {
@@ -237,7 +237,7 @@ func (t Task) WaitingOnOwner() bool {
 // task is accepted, working or waiting. request_step checks it before
 // anything else, and AskOwner again.
 func CheckAsk(t Task, caller string) error {
-	if err := requireRole(t, "request_step", caller, "assignee"); err != nil {
+	if err := requireRole(t, "request_step", caller, RoleAssignee); err != nil {
 		return err
 	}
 	return requireState(t, "request_step", Accepted, Working, Waiting)

@@ -45,7 +45,7 @@ func (s *Service) ProjectAudit(ctx context.Context, project string) ([]audit.Ent
 	if err != nil {
 		return nil, fmt.Errorf("audit of %s: %w", project, err)
 	}
-	q := TaskQuery{Project: project, Role: "any", Limit: MaxTaskLimit}
+	q := TaskQuery{Project: project, Role: task.RoleAny, Limit: MaxTaskLimit}
 	for {
 		page, err := s.Store.ListTasks(ctx, q)
 		if err != nil {

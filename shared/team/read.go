@@ -20,7 +20,7 @@ func (s *Service) ReadRoom(ctx context.Context, c identity.Caller, in ReadRoomIn
 		return ReadRoomOutput{}, err
 	}
 	if in.Role == "" {
-		in.Role = "any"
+		in.Role = task.RoleAny
 	}
 	if in.Limit == 0 {
 		in.Limit = DefaultTaskLimit

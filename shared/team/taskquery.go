@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
+
+	"github.com/useprickle/prickle/shared/task"
 )
 
 // Page sizes of ListTasks, the same in every store: a limit below 1 means
@@ -32,7 +34,7 @@ func (q TaskQuery) Digest() string {
 	slices.Sort(states)
 	role := q.Role
 	if role == "" {
-		role = "any"
+		role = task.RoleAny
 	}
 	sum := sha256.Sum256([]byte(strings.Join([]string{q.Project, q.Involving, role, strings.Join(states, ",")}, "\x00")))
 	return hex.EncodeToString(sum[:8])

@@ -36,7 +36,7 @@ func (s *Store) ListTasks(_ context.Context, q team.TaskQuery) (team.TaskPage, e
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch q.Role {
-	case "", "any", "assignee", "requester":
+	case "", task.RoleAny, task.RoleAssignee, task.RoleRequester:
 	default:
 		return team.TaskPage{}, fmt.Errorf("list tasks: role %q is not assignee, requester or any", q.Role)
 	}
@@ -99,9 +99,9 @@ func involves(t task.Task, agent, role string) bool {
 		return true
 	}
 	switch role {
-	case "assignee":
+	case task.RoleAssignee:
 		return t.Assignee == agent
-	case "requester":
+	case task.RoleRequester:
 		return t.Requester == agent
 	}
 	return t.Assignee == agent || t.Requester == agent
