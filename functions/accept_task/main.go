@@ -1,4 +1,4 @@
-// Command accept_task is the Lambda function of the accept_task tool, reached by `Mcp-Name: accept_task`.
+// Command accept_task is the Lambda function of the accept_task tool (team.Service.AcceptTask), reached by `Mcp-Name: accept_task`.
 package main
 
 import "github.com/useprickle/prickle/shared/mcplambda"

@@ -1,4 +1,4 @@
-// Command decline_task is the Lambda function of the decline_task tool, reached by `Mcp-Name: decline_task`.
+// Command decline_task is the Lambda function of the decline_task tool (team.Service.DeclineTask), reached by `Mcp-Name: decline_task`.
 package main
 
 import "github.com/useprickle/prickle/shared/mcplambda"

@@ -1,4 +1,4 @@
-// Command read_room is the Lambda function of the read_room tool, reached by `Mcp-Name: read_room`.
+// Command read_room is the Lambda function of the read_room tool (team.Service.ReadRoom), reached by `Mcp-Name: read_room`.
 package main
 
 import "github.com/useprickle/prickle/shared/mcplambda"

@@ -1,4 +1,4 @@
-// Command request_step is the Lambda function of the request_step tool, reached by `Mcp-Name: request_step`.
+// Command request_step is the Lambda function of the request_step tool (team.Service.RequestStep), reached by `Mcp-Name: request_step`.
 package main
 
 import "github.com/useprickle/prickle/shared/mcplambda"

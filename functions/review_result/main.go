@@ -1,4 +1,4 @@
-// Command review_result is the Lambda function of the review_result tool, reached by `Mcp-Name: review_result`.
+// Command review_result is the Lambda function of the review_result tool (team.Service.ReviewResult), reached by `Mcp-Name: review_result`.
 package main
 
 import "github.com/useprickle/prickle/shared/mcplambda"

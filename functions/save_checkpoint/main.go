@@ -1,4 +1,4 @@
-// Command save_checkpoint is the Lambda function of the save_checkpoint tool, reached by `Mcp-Name: save_checkpoint`.
+// Command save_checkpoint is the Lambda function of the save_checkpoint tool (team.Service.SaveCheckpoint), reached by `Mcp-Name: save_checkpoint`.
 package main
 
 import "github.com/useprickle/prickle/shared/mcplambda"

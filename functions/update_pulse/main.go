@@ -1,4 +1,4 @@
-// Command update_pulse is the Lambda function of the update_pulse tool, reached by `Mcp-Name: update_pulse`.
+// Command update_pulse is the Lambda function of the update_pulse tool (team.Service.UpdatePulse), reached by `Mcp-Name: update_pulse`.
 package main
 
 import "github.com/useprickle/prickle/shared/mcplambda"

@@ -146,7 +146,7 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 		if err := need(map[string]string{"name": *name}); err != nil {
 			return nil, err
 		}
-		return map[string]any{"owner": *name}, adm.CreateOwner(ctx, admin.Owner{Name: *name, Email: *email, SlackChannel: *slack, SlackUserID: *slackUser})
+		return map[string]any{"owner": *name}, adm.CreateOwner(ctx, team.Owner{Name: *name, Email: *email, SlackChannel: *slack, SlackUserID: *slackUser})
 	case "create-agent":
 		if err := need(map[string]string{"id": *id, "projects": *projects}); err != nil {
 			return nil, err

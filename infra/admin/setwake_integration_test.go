@@ -26,7 +26,7 @@ func TestSetWakePull(t *testing.T) {
 	if err := adm.CreateProject(ctx, team.Project{Slug: "website-v2", Name: "Website v2"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := adm.CreateOwner(ctx, admin.Owner{Name: "alice"}); err != nil {
+	if err := adm.CreateOwner(ctx, team.Owner{Name: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := adm.CreateAgent(ctx, "alice/writer", []string{"website-v2"}); err != nil {

@@ -131,7 +131,7 @@ func setUp(ctx context.Context, adm *admin.Admin, o options) ([]*teamOf, error) 
 		if err := adm.CreateProject(ctx, team.Project{Slug: tm.project, Name: "Load " + tm.project}); err != nil {
 			return nil, err
 		}
-		if err := adm.CreateOwner(ctx, admin.Owner{Name: owner, Email: owner + "@example.com"}); err != nil {
+		if err := adm.CreateOwner(ctx, team.Owner{Name: owner, Email: owner + "@example.com"}); err != nil {
 			return nil, err
 		}
 		for ai := range tm.agents {

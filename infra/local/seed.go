@@ -22,7 +22,7 @@ var (
 		{Slug: "website-v2", Name: "Website v2", StepDeadline: step.DefaultPendingDeadline, OwnerApprovalTypes: []string{"doc"}},
 		{Slug: "mobile-app", Name: "Mobile app", StepDeadline: step.DefaultPendingDeadline},
 	}
-	seedOwners = []admin.Owner{
+	seedOwners = []team.Owner{
 		{Name: "alice", Email: "alice@example.com", SlackChannel: "#alice-agents", SlackUserID: "U0ALICE"},
 		{Name: "bob", Email: "bob@example.com", SlackChannel: "#website", SlackUserID: "U0BOB"},
 		{Name: "carol", Email: "carol@example.com"},

@@ -54,7 +54,7 @@ func fixture(ctx context.Context) error {
 	st := store.New(client, store.Tables{Tasks: tb["TasksTable"], Steps: tb["StepsTable"], Pulse: tb["PulseTable"], Directory: tb["DirectoryTable"], Wakeups: tb["WakeupsTable"]})
 	adm := admin.New(st)
 	for _, err := range []error{
-		adm.CreateOwner(ctx, admin.Owner{Name: "ana"}), adm.CreateOwner(ctx, admin.Owner{Name: "bo"}),
+		adm.CreateOwner(ctx, team.Owner{Name: "ana"}), adm.CreateOwner(ctx, team.Owner{Name: "bo"}),
 		adm.CreateAgent(ctx, "ana/claude", []string{"website-v2"}), adm.CreateAgent(ctx, "bo/codex", []string{"website-v2"}),
 	} {
 		if err != nil {

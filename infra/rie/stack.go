@@ -6,31 +6,23 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/catalog"
-	"github.com/useprickle/prickle/shared/endpoint"
-	"github.com/useprickle/prickle/shared/mcplambda"
 )
 
 // Options configure the RIE stack.
@@ -92,7 +84,8 @@ type localState struct {
 	Tables           map[string]string `json:"tables"`
 }
 
-// mcpFunctions must build and run; the others run when their mains build.
+// isMCP reports whether a function serves MCP (the mcp front or a tool's
+// own): those must build and run; the others run when their mains build.
 func isMCP(name string) bool {
 	if name == "mcp" {
 		return true
@@ -242,359 +235,6 @@ func (s *Stack) sorted() []*Function {
 	return out
 }
 
-// build compiles every functions/<name> for this machine (the emulator runs
-// it natively; the deployed build is linux/arm64, same flags).
-func (s *Stack) build(ctx context.Context) error {
-	dirs, err := os.ReadDir(filepath.Join(s.opts.Root, "functions"))
-	if err != nil {
-		return err
-	}
-	type result struct {
-		f   *Function
-		err error
-		out []byte
-	}
-	results := make(chan result)
-	n := 0
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(s.opts.Root, "functions", d.Name(), "main.go")); err != nil {
-			continue
-		}
-		n++
-		f := &Function{Name: d.Name(), LogicalID: logicalID(d.Name()), Binary: filepath.Join(s.opts.StateDir, "bin", d.Name(), "bootstrap")}
-		go func() {
-			cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-tags", "lambda.norpc", "-ldflags", "-s -w", "-o", f.Binary, "./functions/"+f.Name)
-			cmd.Dir = s.opts.Root
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
-			out, err := cmd.CombinedOutput()
-			results <- result{f, err, out}
-		}()
-	}
-	var errs []error
-	for range n {
-		r := <-results
-		if r.err != nil {
-			if isMCP(r.f.Name) {
-				errs = append(errs, fmt.Errorf("build %s: %v\n%s", r.f.Name, r.err, r.out))
-			} else {
-				s.opts.Log.Warn("function does not build; left out", "function", r.f.Name, "error", string(r.out))
-			}
-			continue
-		}
-		if fi, err := os.Stat(r.f.Binary); err == nil {
-			r.f.Size = fi.Size()
-		}
-		s.Functions[r.f.Name] = r.f
-		s.byLogical[r.f.LogicalID] = r.f
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	for _, t := range append([]string{"mcp"}, toolNames()...) {
-		if s.Functions[t] == nil {
-			return fmt.Errorf("no functions/%s/main.go", t)
-		}
-	}
-	return nil
-}
-
-func toolNames() []string {
-	var out []string
-	for _, t := range catalog.All() {
-		out = append(out, t.Name)
-	}
-	return out
-}
-
-// startLocal runs the local stack (`go run ./infra/local` as built here) for
-// its emulator, tables from template.yaml and seed, and reads its local.json.
-func (s *Stack) startLocal(ctx context.Context) error {
-	bin := filepath.Join(s.opts.StateDir, "bin", "prickle-local")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./infra/local")
-	build.Dir = s.opts.Root
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build infra/local: %v\n%s", err, out)
-	}
-	stateDir := filepath.Join(s.opts.StateDir, "local")
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
-	logf, err := os.Create(filepath.Join(s.opts.StateDir, "logs", "local-stack.log"))
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(bin)
-	cmd.Dir = s.opts.Root
-	cmd.Env = append(os.Environ(), "PORT="+port, "PRICKLE_STATE_DIR="+stateDir, "PRICKLE_FRESH=1")
-	cmd.Stdout, cmd.Stderr, cmd.Stdin = logf, logf, nil
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	s.local = cmd
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	path := filepath.Join(stateDir, "local.json")
-	deadline := time.Now().Add(4 * time.Minute)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &s.Local) == nil && s.Local.MCPURL != "" {
-			if resp, err := http.Get(s.Local.MCPURL); err == nil {
-				resp.Body.Close()
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-exited:
-			return fmt.Errorf("the local stack exited; see %s", logf.Name())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("the local stack was not ready; see %s", logf.Name())
-}
-
-// startRIE runs one bootstrap under its own emulator on loopback.
-func (s *Stack) startRIE(ctx context.Context, rie string, f *Function, env []string) error {
-	api, err := freePort()
-	if err != nil {
-		return err
-	}
-	rt, err := freePort()
-	if err != nil {
-		return err
-	}
-	f.LogPath = filepath.Join(s.opts.StateDir, "logs", f.Name+".log")
-	logf, err := os.Create(f.LogPath)
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(rie, "--runtime-interface-emulator-address", "127.0.0.1:"+api, "--runtime-api-address", "127.0.0.1:"+rt, "./bootstrap")
-	cmd.Dir = filepath.Dir(f.Binary)
-	cmd.Env = append(env, "AWS_LAMBDA_FUNCTION_NAME="+f.Name, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256", "AWS_LAMBDA_FUNCTION_TIMEOUT=30")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start aws-lambda-rie for %s: %w", f.Name, err)
-	}
-	f.cmd = cmd
-	f.URL = "http://127.0.0.1:" + api
-	f.client = lambda.New(lambda.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(f.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+api, time.Second); err == nil {
-			c.Close()
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("aws-lambda-rie for %s not listening; see %s", f.Name, f.LogPath)
-}
-
-// Invoke is the Lambda Invoke API over the emulators: FunctionName is a
-// function's name (functions/<name>); the call goes, one at a time, to that
-// function's emulator (function name "function" there).
-func (s *Stack) Invoke(ctx context.Context, in *lambda.InvokeInput, opts ...func(*lambda.Options)) (*lambda.InvokeOutput, error) {
-	name := aws.ToString(in.FunctionName)
-	f := s.Functions[name]
-	if f == nil {
-		f = s.byLogical[name]
-	}
-	if f == nil {
-		return nil, fmt.Errorf("no function %q in the RIE stack", name)
-	}
-	c := *in
-	c.FunctionName = aws.String("function")
-	if s.opts.SAM {
-		c.FunctionName = aws.String(f.LogicalID) // start-lambda serves every function by logical id
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.count++
-	out, err := f.client.Invoke(ctx, &c, opts...)
-	if err == nil && out.FunctionError == nil && isErrorPayload(out.Payload) {
-		// The emulator answers a failed invocation with the error document
-		// but without Lambda's X-Amz-Function-Error header: add what Lambda says.
-		out.FunctionError = aws.String("Unhandled")
-	}
-	return out, err
-}
-
-// isErrorPayload reports whether a payload is the runtime's error document.
-func isErrorPayload(p []byte) bool {
-	var e struct {
-		Message *string `json:"errorMessage"`
-		Type    *string `json:"errorType"`
-	}
-	return json.Unmarshal(p, &e) == nil && e.Message != nil && e.Type != nil
-}
-
-// Counts says how many times each function was invoked.
-func (s *Stack) Counts() map[string]int {
-	out := map[string]int{}
-	for _, f := range s.Functions {
-		f.mu.Lock()
-		out[f.Name] = f.count
-		f.mu.Unlock()
-	}
-	return out
-}
-
-// Router serves the API in front. REST (the default) as the custom
-// domain's routing rules do: Mcp-Name tool calls straight to the tool's
-// function, everything else to mcp; each hop is a Lambda Invoke with the
-// API Gateway proxy event. /slack/... goes to slack, /runner/... to runner;
-// / and /a/... go to web. With Gateway "http", the HTTP API's routes (httpAPIRouter).
-func (s *Stack) Router() (http.Handler, error) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /rie/counts", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(s.Counts())
-	})
-	switch s.opts.Gateway {
-	case "http":
-		s.httpAPIRouter(mux)
-		return mux, nil
-	case "", "rest":
-	default:
-		return nil, fmt.Errorf("gateway %q: want rest or http", s.opts.Gateway)
-	}
-	tools := map[string]http.Handler{}
-	for _, t := range catalog.All() {
-		tools[t.Name] = mcplambda.Forward{Lambda: s, Function: t.Name}
-	}
-	mux.Handle("/mcp", endpoint.RouteByHeader(mcplambda.Forward{Lambda: s, Function: "mcp"}, tools))
-	if s.Functions["slack"] != nil {
-		mux.Handle("/slack/", mcplambda.Forward{Lambda: s, Function: "slack"})
-	}
-	if s.Functions["runner"] != nil {
-		mux.Handle("/runner/", mcplambda.Forward{Lambda: s, Function: "runner"})
-	}
-	if s.Functions["oauth"] != nil {
-		for _, p := range []string{"/oauth/", "/.well-known/"} {
-			mux.Handle(p, mcplambda.Forward{Lambda: s, Function: "oauth"})
-		}
-	}
-	if s.Functions["web"] != nil {
-		mux.Handle("/", mcplambda.Forward{Lambda: s, Function: "web"})
-	}
-	return mux, nil
-}
-
-// serveInvoke is the Lambda Invoke API the mcp function's SDK client calls.
-func (s *Stack) serveInvoke(w http.ResponseWriter, r *http.Request) {
-	const prefix = "/2015-03-31/functions/"
-	name, ok := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, prefix), "/invocations")
-	if r.Method != http.MethodPost || !ok || !strings.HasPrefix(r.URL.Path, prefix) {
-		http.Error(w, "not the Invoke API", http.StatusNotFound)
-		return
-	}
-	payload, _ := io.ReadAll(r.Body)
-	out, err := s.Invoke(r.Context(), &lambda.InvokeInput{FunctionName: aws.String(name), Payload: payload})
-	if err != nil {
-		w.Header().Set("X-Amzn-ErrorType", "ServiceException")
-		http.Error(w, fmt.Sprintf(`{"message":%q}`, err.Error()), http.StatusBadGateway)
-		return
-	}
-	if out.FunctionError != nil {
-		w.Header().Set("X-Amz-Function-Error", aws.ToString(out.FunctionError))
-	}
-	w.Header().Set("X-Amz-Executed-Version", "$LATEST")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(out.Payload)
-}
-
-// servePutEvents is EventBridge's PutEvents for the functions: each entry
-// is delivered, as the template's rules say, to every matching function by
-// an asynchronous invoke with the EventBridge envelope, retried on error.
-func (s *Stack) servePutEvents(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Entries []struct {
-			Source, DetailType, Detail, EventBusName string
-			Time                                     *float64
-		}
-	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || !strings.HasSuffix(r.Header.Get("X-Amz-Target"), "PutEvents") {
-		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = w.Write([]byte(`{"__type":"ValidationException","message":"only PutEvents is served"}`))
-		return
-	}
-	type result struct {
-		EventId string
-	}
-	out := struct {
-		Entries          []result
-		FailedEntryCount int
-	}{}
-	for _, e := range in.Entries {
-		id := randomID()
-		out.Entries = append(out.Entries, result{EventId: id})
-		cw := events.CloudWatchEvent{Version: "0", ID: id, DetailType: e.DetailType, Source: e.Source, AccountID: "000000000000",
-			Time: time.Now().UTC(), Region: "us-east-1", Resources: []string{}, Detail: json.RawMessage(e.Detail)}
-		payload, _ := json.Marshal(cw)
-		for _, rule := range s.rules {
-			if !matches(rule, e.Source, e.DetailType) {
-				continue
-			}
-			f := s.byLogical[rule.Function]
-			if f == nil {
-				s.opts.Log.Warn("rule target not running", "function", rule.Function, "detail_type", e.DetailType)
-				continue
-			}
-			s.deliver.Add(1)
-			go func() {
-				defer s.deliver.Done()
-				s.deliverOne(f, e.DetailType, payload)
-			}()
-		}
-	}
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	_ = json.NewEncoder(w).Encode(out)
-}
-
-func (s *Stack) deliverOne(f *Function, detailType string, payload []byte) {
-	for attempt := 1; attempt <= 3; attempt++ {
-		out, err := s.Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String(f.Name), Payload: payload})
-		if err == nil && out.FunctionError == nil {
-			select {
-			case s.delivered <- f.Name + " " + detailType:
-			default:
-			}
-			return
-		}
-		msg := ""
-		if err != nil {
-			msg = err.Error()
-		} else {
-			msg = string(out.Payload)
-		}
-		s.opts.Log.Warn("event delivery failed", "function", f.Name, "detail_type", detailType, "attempt", attempt, "error", msg)
-		time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
-	}
-}
-
-func matches(r stack.Rule, source, detailType string) bool {
-	okSource := len(r.Source) == 0
-	for _, s := range r.Source {
-		okSource = okSource || s == source
-	}
-	for _, d := range r.DetailTypes {
-		if okSource && d == detailType {
-			return true
-		}
-	}
-	return false
-}
-
 func (s *Stack) serve(ln net.Listener, h http.Handler) {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	s.servers = append(s.servers, srv)
@@ -652,8 +292,4 @@ func randomID() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func invokeInput(name string, payload []byte) *lambda.InvokeInput {
-	return &lambda.InvokeInput{FunctionName: aws.String(name), Payload: payload}
 }

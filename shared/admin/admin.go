@@ -23,16 +23,6 @@ import (
 // RunTokenLifetime is how long a run token works: long enough for one agent run.
 const RunTokenLifetime = 4 * time.Hour
 
-// Owner is a human who answers for agents: the address approval links go to.
-type Owner struct {
-	Name         string
-	Email        string
-	SlackChannel string
-	// SlackUserID (U…, or W… on Enterprise Grid) is who may press the Approve
-	// and Refuse buttons of this owner's Slack messages; empty lets nobody decide in Slack.
-	SlackUserID string
-}
-
 // slackUserID is the shape of a Slack user id: U or W, then upper-case letters and digits.
 var slackUserID = regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`)
 
@@ -40,7 +30,7 @@ var slackUserID = regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`)
 type Store interface {
 	team.Store
 	PutProject(ctx context.Context, p team.Project) error
-	PutOwner(ctx context.Context, o Owner) error
+	PutOwner(ctx context.Context, o team.Owner) error
 	PutAgent(ctx context.Context, a team.Agent) error
 	PutToken(ctx context.Context, t identity.Token) error
 	RevokeAgentTokens(ctx context.Context, agentID string) (int, error)
@@ -67,7 +57,7 @@ func (a *Admin) CreateProject(ctx context.Context, p team.Project) error {
 }
 
 // CreateOwner creates or updates an owner.
-func (a *Admin) CreateOwner(ctx context.Context, o Owner) error {
+func (a *Admin) CreateOwner(ctx context.Context, o team.Owner) error {
 	if o.SlackUserID != "" && !slackUserID.MatchString(o.SlackUserID) {
 		return fmt.Errorf("create owner %s: %q is not a Slack user id (U0123ABC: open the person's profile, ⋮, Copy member ID)", o.Name, o.SlackUserID)
 	}

@@ -68,9 +68,11 @@ var tools = []*Tool{
 		Description: "Record your progress on a task you accepted: progress, decisions, files touched, next steps, open questions. The task moves to working, or to waiting when you set waiting_on (human or agent). A checkpoint lets the next run pick up where this one stopped." + taskMoves,
 		run:         bind((*team.Service).SaveCheckpoint)},
 	{Name: "request_step", Title: "Ask your owner before a step", Writes: true,
-		run: bind((*team.Service).RequestStep)},
+		Description: "A woken run only: before a step your run's tools don't allow (destructive, spending or outbound), ask your owner with the exact call you will make (tool_name and input), and say what it is (kind, target, amount, reason). Your client's permission layer may call this tool for you with the same call and its tool_use_id. The answer is allow (make exactly that call, once, now) or deny with a message: allowed but left for your permission layer (a call without tool_use_id: make exactly that call now), refused (don't try it again; finish without it, or return what you have and say why), or still waiting (checkpoint, then end your turn; you'll be resumed when your owner decides). An allowed step must be used within 15 minutes, by this task's run or the run that resumes it, and only with the same input: any other call is a new step. One step waits at a time.",
+		run:         bind((*team.Service).RequestStep)},
 	{Name: "return_result", Title: "Return a result", Writes: true,
-		run: bind((*team.Service).ReturnResult)},
+		Description: "Return the result of a task to whoever asked. Evidence is required and should match the deliverable type: test output, screenshots, source links or a pull request.\n\nEvidence is required. Each evidence item needs a URL or content unless its kind is note. Only a human approval can produce owner_approved provenance.",
+		run:         bind((*team.Service).ReturnResult)},
 	{Name: "review_result", Title: "Review a result", Writes: true, Destructive: true,
 		Description: "As the requester, judge a returned result: accept completes the task (or sends it to owner approval when the project requires it for this deliverable type), rework sends it back to the assignee with your feedback, reject ends it. Feedback is required unless you accept." + taskMoves,
 		run:         bind((*team.Service).ReviewResult)},
@@ -78,23 +80,14 @@ var tools = []*Tool{
 		Description: "As the requester, cancel a task that is still open (any state but completed, rejected or cancelled), saying why." + taskMoves,
 		run:         bind((*team.Service).CancelTask)},
 	{Name: "update_pulse", Title: "Update your pulse", Writes: true, Idempotent: true,
-		run: bind((*team.Service).UpdatePulse)},
-}
-
-// seedDescriptions are the published descriptions of the seed tools, word for word.
-var seedDescriptions = map[string]string{
-	"request_step":  "A woken run only: before a step your run's tools don't allow (destructive, spending or outbound), ask your owner with the exact call you will make (tool_name and input), and say what it is (kind, target, amount, reason). Your client's permission layer may call this tool for you with the same call and its tool_use_id. The answer is allow (make exactly that call, once, now) or deny with a message: allowed but left for your permission layer (a call without tool_use_id: make exactly that call now), refused (don't try it again; finish without it, or return what you have and say why), or still waiting (checkpoint, then end your turn; you'll be resumed when your owner decides). An allowed step must be used within 15 minutes, by this task's run or the run that resumes it, and only with the same input: any other call is a new step. One step waits at a time.",
-	"return_result": "Return the result of a task to whoever asked. Evidence is required and should match the deliverable type: test output, screenshots, source links or a pull request.\n\nEvidence is required. Each evidence item needs a URL or content unless its kind is note. Only a human approval can produce owner_approved provenance.",
-	"update_pulse":  "Report what you are working on right now (task, branch, files, last decision) so your teammates' agents and people can see it on Team Pulse.",
+		Description: "Report what you are working on right now (task, branch, files, last decision) so your teammates' agents and people can see it on Team Pulse.",
+		run:         bind((*team.Service).UpdatePulse)},
 }
 
 var byName = map[string]*Tool{}
 
 func init() {
 	for _, t := range tools {
-		if d, ok := seedDescriptions[t.Name]; ok {
-			t.Description = d
-		}
 		t.Input = schemaFile(t.Name, "input")
 		t.Output = schemaFile(t.Name, "output")
 		t.Example = schemaFile(t.Name, "example")

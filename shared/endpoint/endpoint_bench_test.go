@@ -35,7 +35,7 @@ func BenchmarkToolCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, o := range []string{"alice", "bob"} {
-		if err := adm.CreateOwner(ctx, admin.Owner{Name: o, Email: o + "@example.com"}); err != nil {
+		if err := adm.CreateOwner(ctx, team.Owner{Name: o, Email: o + "@example.com"}); err != nil {
 			b.Fatal(err)
 		}
 	}

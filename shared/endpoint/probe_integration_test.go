@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/team"
 )
@@ -28,7 +27,7 @@ func TestNotFoundAndNotYoursCostTheSame(t *testing.T) {
 	ctx := context.Background()
 	for _, a := range []string{"carol/tester", "dave/mobile"} {
 		o, _, _ := strings.Cut(a, "/")
-		if err := wt.adm.CreateOwner(ctx, admin.Owner{Name: o, Email: o + "@example.com"}); err != nil {
+		if err := wt.adm.CreateOwner(ctx, team.Owner{Name: o, Email: o + "@example.com"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := wt.adm.CreateAgent(ctx, a, []string{"mobile"}); err != nil {

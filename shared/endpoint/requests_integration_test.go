@@ -91,7 +91,7 @@ func newWireTeam(t *testing.T) *wireTeam {
 	must(wt.adm.CreateProject(ctx, team.Project{Slug: wireProject, Name: "Website v2", StepDeadline: step.DefaultPendingDeadline, OwnerApprovalTypes: []string{"doc"}}))
 	must(wt.adm.CreateProject(ctx, team.Project{Slug: "mobile", Name: "Mobile"}))
 	for _, o := range []string{"alice", "bob"} {
-		must(wt.adm.CreateOwner(ctx, admin.Owner{Name: o, Email: o + "@example.com"}))
+		must(wt.adm.CreateOwner(ctx, team.Owner{Name: o, Email: o + "@example.com"}))
 	}
 	for _, a := range []string{wireWriter, wireReviewer} {
 		must(wt.adm.CreateAgent(ctx, a, []string{wireProject}))

@@ -44,7 +44,7 @@ func TestReplayedStreamRecords(t *testing.T) {
 	adm := admin.New(st)
 	for _, err := range []error{
 		adm.CreateProject(ctx, team.Project{Slug: "website-v2", Name: "Website v2"}),
-		adm.CreateOwner(ctx, admin.Owner{Name: "ana"}), adm.CreateOwner(ctx, admin.Owner{Name: "bo"}),
+		adm.CreateOwner(ctx, team.Owner{Name: "ana"}), adm.CreateOwner(ctx, team.Owner{Name: "bo"}),
 		adm.CreateAgent(ctx, "ana/claude", []string{"website-v2"}), adm.CreateAgent(ctx, "bo/codex", []string{"website-v2"}),
 	} {
 		if err != nil {

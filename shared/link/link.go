@@ -1,21 +1,18 @@
 // Package link signs and verifies the tokens of owners' approval links, so
 // a link from an email or a Slack message can decide one step or one result
 // without a login. A token is base64url(JSON claims) "." base64url(HMAC-SHA256
-// of the first part). It expires; it is single use because the decision it
+// of the first part), encoded and checked by shared/signed. It expires; it is single use because the decision it
 // leads to is stored once (a decided step or result refuses a second
 // decision), not because the token itself is remembered.
 package link
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/useprickle/prickle/shared/signed"
 )
 
 // Kinds of approval link: what the owner decides.
@@ -97,58 +94,21 @@ func ForResult(taskID, round, owner string, now time.Time) Claims {
 	return Claims{Kind: KindResult, TaskID: taskID, Round: round, Owner: owner, Expires: now.UTC().Add(ResultLifetime)}
 }
 
-// b64 is strict: a token whose unused trailing bits are set (another last
-// character for the same bytes) does not decode, so each token has one spelling.
-var b64 = base64.RawURLEncoding.Strict()
-
-// decode reads strict base64url, and also refuses the line breaks Go's
-// decoders skip even when strict, so a token with "\n" inside is not the
-// same token either.
-func decode(s string) ([]byte, error) {
-	if strings.ContainsAny(s, "\r\n") {
-		return nil, errLineBreak
-	}
-	return b64.DecodeString(s)
-}
-
-var errLineBreak = errors.New("base64url with a line break")
-
 // Sign returns the token for c; a missing nonce is filled with 12 random bytes.
 func (s Signer) Sign(c Claims) string {
 	if c.Nonce == "" {
-		n := make([]byte, 12)
-		if _, err := rand.Read(n); err != nil {
-			panic(fmt.Sprintf("crypto/rand failed: %v", err))
-		}
-		c.Nonce = b64.EncodeToString(n)
+		c.Nonce = signed.Nonce(12)
 	}
 	c.Expires = c.Expires.UTC()
-	body, err := json.Marshal(c)
-	if err != nil {
-		panic(fmt.Sprintf("marshal link claims: %v", err)) // plain strings and a time: cannot fail
-	}
-	payload := b64.EncodeToString(body)
-	return payload + "." + b64.EncodeToString(s.mac(payload))
+	return signed.Sign(s.Key, c)
 }
 
 // Verify checks the token's signature, then its expiry at now. An expired
 // token returns its claims with ErrExpired, so a page can say what expired;
 // a tampered one returns no claims.
 func (s Signer) Verify(token string, now time.Time) (Claims, error) {
-	payload, sig, ok := strings.Cut(token, ".")
-	if !ok || payload == "" || sig == "" || len(s.Key) == 0 {
-		return Claims{}, ErrTampered
-	}
-	got, err := decode(sig)
-	if err != nil || !hmac.Equal(got, s.mac(payload)) {
-		return Claims{}, ErrTampered
-	}
-	body, err := decode(payload)
-	if err != nil {
-		return Claims{}, ErrTampered
-	}
 	var c Claims
-	if err := json.Unmarshal(body, &c); err != nil || !c.wellFormed() {
+	if err := signed.Open(s.Key, token, &c); err != nil || !c.wellFormed() {
 		return Claims{}, ErrTampered
 	}
 	if !now.Before(c.Expires) {
@@ -173,19 +133,12 @@ func (c Claims) wellFormed() bool {
 // FormToken is the value of the hidden field an approval page's form
 // carries: an HMAC of the link token under a separate label, checked on POST.
 func (s Signer) FormToken(token string) string {
-	return b64.EncodeToString(s.mac("form:" + token))
+	return signed.MAC(s.Key, "form:"+token)
 }
 
 // CheckFormToken reports, in constant time, whether v is FormToken(token).
 func (s Signer) CheckFormToken(token, v string) bool {
-	got, err := decode(v)
-	return err == nil && len(s.Key) > 0 && hmac.Equal(got, s.mac("form:"+token))
-}
-
-func (s Signer) mac(msg string) []byte {
-	m := hmac.New(sha256.New, s.Key)
-	m.Write([]byte(msg))
-	return m.Sum(nil)
+	return signed.CheckMAC(s.Key, "form:"+token, v)
 }
 
 // URL is the approval page of token under base (no trailing slash needed).

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/step"
@@ -82,14 +81,14 @@ func ownerOf(agent string) string {
 
 // owner loads an owner; ok is false (and err nil) when there is no such
 // owner, since redelivering the event would not create one.
-func (n *Notifier) owner(ctx context.Context, e event.Event, name string) (admin.Owner, bool, error) {
+func (n *Notifier) owner(ctx context.Context, e event.Event, name string) (team.Owner, bool, error) {
 	o, err := n.Owners.Owner(ctx, name)
 	if errors.Is(err, team.ErrNotFound) {
 		n.log().WarnContext(ctx, "notify: no such owner, nothing sent", "event", e.ID, "owner", name)
-		return admin.Owner{}, false, nil
+		return team.Owner{}, false, nil
 	}
 	if err != nil {
-		return admin.Owner{}, false, fmt.Errorf("notify %s: load owner %s: %w", e.ID, name, err)
+		return team.Owner{}, false, fmt.Errorf("notify %s: load owner %s: %w", e.ID, name, err)
 	}
 	return o, true, nil
 }
@@ -190,7 +189,7 @@ func (n *Notifier) once(ctx context.Context, e event.Event, channel string, send
 	return nil
 }
 
-func (n *Notifier) email(ctx context.Context, e event.Event, o admin.Owner, m message) error {
+func (n *Notifier) email(ctx context.Context, e event.Event, o team.Owner, m message) error {
 	if n.Mail == nil || o.Email == "" {
 		return nil
 	}
@@ -198,7 +197,7 @@ func (n *Notifier) email(ctx context.Context, e event.Event, o admin.Owner, m me
 }
 
 // postSlack posts a new message and remembers it, so the decision can edit it.
-func (n *Notifier) postSlack(ctx context.Context, e event.Event, o admin.Owner, taskID, subject string, m message) error {
+func (n *Notifier) postSlack(ctx context.Context, e event.Event, o team.Owner, taskID, subject string, m message) error {
 	if n.Slack == nil || o.SlackChannel == "" {
 		return nil
 	}
@@ -217,7 +216,7 @@ func (n *Notifier) postSlack(ctx context.Context, e event.Event, o admin.Owner, 
 
 // updateSlack edits the message that asked, in place; when none was posted
 // (Slack was off or failed then) it posts the outcome as a new message.
-func (n *Notifier) updateSlack(ctx context.Context, e event.Event, o admin.Owner, taskID, subject string, m message) error {
+func (n *Notifier) updateSlack(ctx context.Context, e event.Event, o team.Owner, taskID, subject string, m message) error {
 	if n.Slack == nil || o.SlackChannel == "" {
 		return nil
 	}

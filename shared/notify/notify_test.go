@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/notify"
@@ -26,13 +25,13 @@ var (
 )
 
 // owners is the directory's owners in memory.
-type owners map[string]admin.Owner
+type owners map[string]team.Owner
 
-func (o owners) Owner(_ context.Context, name string) (admin.Owner, error) {
+func (o owners) Owner(_ context.Context, name string) (team.Owner, error) {
 	if v, ok := o[name]; ok {
 		return v, nil
 	}
-	return admin.Owner{}, team.ErrNotFound
+	return team.Owner{}, team.ErrNotFound
 }
 
 // ledger is the store's sent markers and Slack refs in memory.

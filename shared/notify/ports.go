@@ -11,12 +11,12 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/team"
 )
 
 // Owners finds where an owner's messages go; *store.Store satisfies it.
 type Owners interface {
-	Owner(ctx context.Context, name string) (admin.Owner, error)
+	Owner(ctx context.Context, name string) (team.Owner, error)
 }
 
 // Ledger remembers what was sent so a redelivered event sends nothing twice,

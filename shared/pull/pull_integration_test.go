@@ -68,8 +68,8 @@ func newEnv(t *testing.T, fakeTime bool) *env {
 	st := storetest.New(t).Store
 	adm := admin.New(st)
 	must(t, adm.CreateProject(ctx, team.Project{Slug: "website-v2", Name: "Website v2"}))
-	must(t, adm.CreateOwner(ctx, admin.Owner{Name: "alice"}))
-	must(t, adm.CreateOwner(ctx, admin.Owner{Name: "bob"}))
+	must(t, adm.CreateOwner(ctx, team.Owner{Name: "alice"}))
+	must(t, adm.CreateOwner(ctx, team.Owner{Name: "bob"}))
 	must(t, adm.CreateAgent(ctx, "alice/writer", []string{"website-v2"}))
 	must(t, adm.CreateAgent(ctx, "bob/reviewer", []string{"website-v2"}))
 	e := &env{t: t, st: st, adm: adm, waker: wake.NewWaker(st, adm), logged: &bytes.Buffer{}}

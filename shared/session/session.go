@@ -2,8 +2,8 @@
 // through the owner's channels (email, Slack), single use and valid for 15
 // minutes, and the session cookie it sets (HMAC-signed, 12 hours).
 //
-// Both are base64url(JSON claims) "." base64url(HMAC-SHA256), like approval
-// links (shared/link), under keys derived from the same secret with distinct
+// Both are base64url(JSON claims) "." base64url(HMAC-SHA256), encoded and
+// checked by shared/signed like approval links (shared/link), under keys derived from the same secret with distinct
 // labels, so a sign-in token is never a session and neither is an approval
 // link. A sign-in token is single use because its nonce is recorded when it
 // is used (a conditional put in the directory table, see Markers).
@@ -19,16 +19,15 @@ package session
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/useprickle/prickle/shared/signed"
 )
 
 // Lifetimes of a sign-in link and of the session it opens.
@@ -102,67 +101,22 @@ func NewKeys(secret []byte) (Keys, error) {
 	return Keys{signin: derive("sign-in link"), session: derive("session cookie"), form: derive("session form")}, nil
 }
 
-// b64 is strict: a token whose unused trailing bits are set (another last
-// character for the same bytes) does not decode, so each token has one spelling.
-var b64 = base64.RawURLEncoding.Strict()
-
-// decode reads strict base64url, and also refuses the line breaks Go's
-// decoders skip even when strict, so a token with "\n" inside is not the
-// same token either.
-func decode(s string) ([]byte, error) {
-	if strings.ContainsAny(s, "\r\n") {
-		return nil, errLineBreak
-	}
-	return b64.DecodeString(s)
-}
-
-var errLineBreak = errors.New("base64url with a line break")
-
-func nonce() string {
-	n := make([]byte, 16)
-	if _, err := rand.Read(n); err != nil {
-		panic(fmt.Sprintf("crypto/rand failed: %v", err))
-	}
-	return b64.EncodeToString(n)
-}
+func nonce() string { return signed.Nonce(16) }
 
 func sign(key []byte, c Claims) string {
 	c.Expires = c.Expires.UTC()
-	body, err := json.Marshal(c)
-	if err != nil {
-		panic(fmt.Sprintf("marshal session claims: %v", err)) // strings and a time: cannot fail
-	}
-	payload := b64.EncodeToString(body)
-	return payload + "." + b64.EncodeToString(mac(key, payload))
+	return signed.Sign(key, c)
 }
 
 func verify(key []byte, kind, token string, now time.Time) (Claims, error) {
-	payload, sig, ok := strings.Cut(token, ".")
-	if !ok || payload == "" || sig == "" || len(key) == 0 {
-		return Claims{}, ErrInvalid
-	}
-	got, err := decode(sig)
-	if err != nil || !hmac.Equal(got, mac(key, payload)) {
-		return Claims{}, ErrInvalid
-	}
-	body, err := decode(payload)
-	if err != nil {
-		return Claims{}, ErrInvalid
-	}
 	var c Claims
-	if err := json.Unmarshal(body, &c); err != nil || c.Kind != kind || c.Owner == "" || c.Nonce == "" || c.Expires.IsZero() {
+	if err := signed.Open(key, token, &c); err != nil || c.Kind != kind || c.Owner == "" || c.Nonce == "" || c.Expires.IsZero() {
 		return Claims{}, ErrInvalid
 	}
 	if !now.Before(c.Expires) {
 		return c, ErrExpired
 	}
 	return c, nil
-}
-
-func mac(key []byte, msg string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(msg))
-	return m.Sum(nil)
 }
 
 // SignInToken issues a sign-in token for owner, valid LinkLifetime from now.
@@ -193,13 +147,12 @@ func (k Keys) UseSignIn(ctx context.Context, m Markers, token string, now time.T
 
 // SignInFormToken is the hidden field of the "Sign in as …" form: it binds the POST to the page.
 func (k Keys) SignInFormToken(token string) string {
-	return b64.EncodeToString(mac(k.form, "signin:"+token))
+	return signed.MAC(k.form, "signin:"+token)
 }
 
 // CheckSignInFormToken reports, in constant time, whether v is SignInFormToken(token).
 func (k Keys) CheckSignInFormToken(token, v string) bool {
-	got, err := decode(v)
-	return err == nil && len(k.form) > 0 && hmac.Equal(got, mac(k.form, "signin:"+token))
+	return signed.CheckMAC(k.form, "signin:"+token, v)
 }
 
 // Session is a signed-in owner.
@@ -271,13 +224,12 @@ func (k Keys) From(ctx context.Context, st Sessions, r *http.Request, now time.T
 
 // FormToken is the hidden CSRF field of a signed-in page's forms, bound to the session.
 func (k Keys) FormToken(s Session) string {
-	return b64.EncodeToString(mac(k.form, "session:"+s.value))
+	return signed.MAC(k.form, "session:"+s.value)
 }
 
 // CheckFormToken reports, in constant time, whether v is FormToken(s).
 func (k Keys) CheckFormToken(s Session, v string) bool {
-	got, err := decode(v)
-	return err == nil && s.value != "" && hmac.Equal(got, mac(k.form, "session:"+s.value))
+	return s.value != "" && signed.CheckMAC(k.form, "session:"+s.value, v)
 }
 
 // Loopback reports whether the request's host is a loopback address or localhost.

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/notify"
@@ -32,7 +31,7 @@ func memoryBackend(*testing.T) backend {
 	st.AddProject(project)
 	st.AddAgent(writer)
 	st.AddAgent(review)
-	m := &memory{owners: map[string]admin.Owner{}, seen: map[string]bool{}}
+	m := &memory{owners: map[string]team.Owner{}, seen: map[string]bool{}}
 	for _, o := range owners {
 		m.owners[o.Name] = o
 	}

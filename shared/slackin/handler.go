@@ -13,7 +13,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/grant"
 	"github.com/useprickle/prickle/shared/link"
@@ -34,7 +33,7 @@ const MaxMessage = 2000
 
 // Owners finds an owner's Slack user id; *store.Store satisfies it.
 type Owners interface {
-	Owner(ctx context.Context, name string) (admin.Owner, error)
+	Owner(ctx context.Context, name string) (team.Owner, error)
 }
 
 // Decider records owners' decisions; *team.Service satisfies it.

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/link"
@@ -34,7 +33,7 @@ var (
 	project = team.Project{Slug: "website-v2", Name: "Website v2", OwnerApprovalTypes: []string{"code"}, StepDeadline: 24 * time.Hour}
 	writer  = team.Agent{ID: "alice/writer", Owner: "alice", Projects: []string{"website-v2"}}
 	review  = team.Agent{ID: "bob/reviewer", Owner: "bob", Projects: []string{"website-v2"}}
-	owners  = []admin.Owner{
+	owners  = []team.Owner{
 		{Name: "alice", Email: "alice@example.com", SlackChannel: "C0ALICE", SlackUserID: "U0ALICE"},
 		{Name: "bob", Email: "bob@example.com", SlackChannel: "C0BOB", SlackUserID: "U0BOB"},
 	}
@@ -314,17 +313,17 @@ func (h *harness) click(payload any) answer {
 // memory is the in-memory backend's owners and replay markers.
 type memory struct {
 	mu     sync.Mutex
-	owners map[string]admin.Owner
+	owners map[string]team.Owner
 	seen   map[string]bool
 }
 
-func (m *memory) Owner(_ context.Context, name string) (admin.Owner, error) {
+func (m *memory) Owner(_ context.Context, name string) (team.Owner, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if o, ok := m.owners[name]; ok {
 		return o, nil
 	}
-	return admin.Owner{}, team.ErrNotFound
+	return team.Owner{}, team.ErrNotFound
 }
 
 func (m *memory) FirstSlackRequest(_ context.Context, id string, _ time.Time) (bool, error) {

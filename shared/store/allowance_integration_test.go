@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/budget"
 	"github.com/useprickle/prickle/shared/grant"
@@ -40,7 +39,7 @@ func newOwnersFixture(t *testing.T) ownersFixture {
 	}
 	for _, a := range []string{"alice/builder", "bob/reviewer"} {
 		owner, _, _ := strings.Cut(a, "/")
-		if err := f.store.PutOwner(ctx, admin.Owner{Name: owner}); err != nil {
+		if err := f.store.PutOwner(ctx, team.Owner{Name: owner}); err != nil {
 			t.Fatal(err)
 		}
 		if err := f.store.PutAgent(ctx, team.Agent{ID: a, Owner: owner, Projects: []string{"web"}}); err != nil {

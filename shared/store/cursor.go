@@ -1,13 +1,10 @@
 package store
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -23,23 +20,8 @@ import (
 // is unique. A cursor of another query, or not issued here, is refused with
 // an error wrapping team.ErrBadCursor.
 
-// queryDigest identifies a query without its limit and cursor.
-func queryDigest(q team.TaskQuery) string {
-	states := make([]string, len(q.States))
-	for i, st := range q.States {
-		states[i] = string(st)
-	}
-	slices.Sort(states)
-	role := q.Role
-	if role == "" {
-		role = "any"
-	}
-	sum := sha256.Sum256([]byte(strings.Join([]string{q.Project, q.Involving, role, strings.Join(states, ",")}, "\x00")))
-	return hex.EncodeToString(sum[:8])
-}
-
 func encodeCursor(q team.TaskQuery, createdKey string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(queryDigest(q) + "/" + createdKey))
+	return base64.RawURLEncoding.EncodeToString([]byte(q.Digest() + "/" + createdKey))
 }
 
 var taskIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -51,7 +33,7 @@ func decodeCursor(q team.TaskQuery) (createdKey, taskID string, err error) {
 		digest, key, _ := strings.Cut(string(raw), "/")
 		at, id, _ := strings.Cut(key, "#")
 		_, terr := time.Parse(sortableLayout, at)
-		if digest == queryDigest(q) && terr == nil && taskIDPattern.MatchString(id) {
+		if digest == q.Digest() && terr == nil && taskIDPattern.MatchString(id) {
 			return key, id, nil
 		}
 	}

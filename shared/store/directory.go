@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -133,16 +132,16 @@ func (s *Store) PutProject(ctx context.Context, p team.Project) error {
 }
 
 // Owner reads where an owner's approval requests go.
-func (s *Store) Owner(ctx context.Context, name string) (admin.Owner, error) {
+func (s *Store) Owner(ctx context.Context, name string) (team.Owner, error) {
 	var r ownerRecord
 	if err := s.getDirectoryItem(ctx, ownerPK(name), metaSK, "owner "+name, &r); err != nil {
-		return admin.Owner{}, err
+		return team.Owner{}, err
 	}
-	return admin.Owner{Name: r.Name, Email: r.Email, SlackChannel: r.SlackChannel, SlackUserID: r.SlackUserID}, nil
+	return team.Owner{Name: r.Name, Email: r.Email, SlackChannel: r.SlackChannel, SlackUserID: r.SlackUserID}, nil
 }
 
 // PutOwner creates or replaces an owner (admin command).
-func (s *Store) PutOwner(ctx context.Context, o admin.Owner) error {
+func (s *Store) PutOwner(ctx context.Context, o team.Owner) error {
 	if o.Name == "" || strings.Contains(o.Name, "/") {
 		return fmt.Errorf("put owner: name %q must be non-empty and without /", o.Name)
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -26,7 +25,7 @@ func TestDirectoryProjectsOwnersAgents(t *testing.T) {
 	if got, err := s.Project(ctx, "website-v2"); err != nil || asJSON(t, got) != asJSON(t, web) {
 		t.Errorf("project = %+v, %v; want %+v", got, err, web)
 	}
-	ana := admin.Owner{Name: "ana", Email: "ana@example.com", SlackChannel: "C0123", SlackUserID: "U0ANA"}
+	ana := team.Owner{Name: "ana", Email: "ana@example.com", SlackChannel: "C0123", SlackUserID: "U0ANA"}
 	if err := s.PutOwner(ctx, ana); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -21,7 +20,7 @@ func TestOwnerProjectsAreTheProjectsOfItsAgents(t *testing.T) {
 		}
 	}
 	for _, o := range []string{"ana", "bo", "cy"} {
-		if err := s.PutOwner(ctx, admin.Owner{Name: o}); err != nil {
+		if err := s.PutOwner(ctx, team.Owner{Name: o}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,7 +1,9 @@
 // Package store keeps Prickle's data in DynamoDB: tasks and their history,
 // request_step's steps, Team Pulse and the directory (projects, owners,
 // agents, hashed tokens). It implements team.Store and identity.TokenLookup,
-// plus the writes the admin commands need; the domain packages never see AWS.
+// plus the writes the admin commands need (admin.Store, checked in
+// ports_test.go so the adapter does not import the operator package); the
+// domain packages never see AWS.
 package store
 
 import (
@@ -9,7 +11,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/team"
 )
@@ -61,6 +62,5 @@ func New(client *dynamodb.Client, tables Tables) *Store {
 
 var (
 	_ team.Store           = (*Store)(nil)
-	_ admin.Store          = (*Store)(nil)
 	_ identity.TokenLookup = (*Store)(nil)
 )

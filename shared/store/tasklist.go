@@ -13,10 +13,8 @@ import (
 	"github.com/useprickle/prickle/shared/team"
 )
 
-// Page sizes of ListTasks.
+// Page sizes of the queries behind ListTasks (a page's own size is team.TaskQuery.PageLimit).
 const (
-	defaultTaskLimit = 20
-	maxTaskLimit     = 100
 	// filteredPageSize is how many index items one query evaluates when a
 	// filter may drop some: DynamoDB applies Limit before the filter.
 	filteredPageSize = 100
@@ -30,12 +28,8 @@ const (
 // (q.Role), optionally only in q.States. q.Limit outside 1..100 means 20 or
 // 100. A cursor not issued for this query wraps team.ErrBadCursor.
 func (s *Store) ListTasks(ctx context.Context, q team.TaskQuery) (team.TaskPage, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = defaultTaskLimit
-	}
-	limit = min(limit, maxTaskLimit)
-	if q.Involving != "" && (q.Role == "any" || q.Role == "") {
+	limit := q.PageLimit()
+	if q.Involving != "" && (q.Role == task.RoleAny || q.Role == "") {
 		return s.listInvolving(ctx, q, limit)
 	}
 
@@ -112,7 +106,7 @@ func (s *Store) taskQuery(q team.TaskQuery) (*dynamodb.QueryInput, string, strin
 		// The sparse index holds exactly the project's requested tasks.
 		index, hashAttr, states = "by_requested", "requested_project", nil
 	case q.Involving == "":
-	case q.Role == "assignee" || q.Role == "requester":
+	case q.Role == task.RoleAssignee || q.Role == task.RoleRequester:
 		index, hashAttr, hashValue = "by_"+q.Role, q.Role, q.Involving
 		names["#project"] = "project"
 		values[":project"] = stringValue(q.Project)

@@ -33,8 +33,8 @@ func (s *Store) listInvolving(ctx context.Context, q team.TaskQuery, limit int) 
 		after = ck
 	}
 	streams := []*indexStream{
-		s.involvingStream(q, "assignee", after),
-		s.involvingStream(q, "requester", after),
+		s.involvingStream(q, task.RoleAssignee, after),
+		s.involvingStream(q, task.RoleRequester, after),
 	}
 	// Both indexes are first read at once; later pages only as the merge needs them.
 	heads := make([]error, len(streams))

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
 )
@@ -20,7 +19,7 @@ func seedAgent(t *testing.T, f fixture, id string) {
 		t.Fatal(err)
 	}
 	owner := id[:len(id)-len("/codex")]
-	if err := f.store.PutOwner(ctx, admin.Owner{Name: owner}); err != nil {
+	if err := f.store.PutOwner(ctx, team.Owner{Name: owner}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.store.PutAgent(ctx, team.Agent{ID: id, Projects: []string{"website-v2"}}); err != nil {

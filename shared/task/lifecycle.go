@@ -1,6 +1,7 @@
 package task
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -54,7 +55,7 @@ func requireState(t Task, tool string, allowed ...State) error {
 // requireRole refuses unless the caller holds the role the tool needs.
 func requireRole(t Task, tool, caller, role string) error {
 	holder := t.Assignee
-	if role == "requester" {
+	if role == RoleRequester {
 		holder = t.Requester
 	}
 	if caller != holder {
@@ -75,7 +76,7 @@ func joinOr(items []string) string {
 
 // Accept moves a routed task to accepted; only its assignee may.
 func Accept(t Task, caller, note string, now time.Time) (Move, error) {
-	if err := requireRole(t, "accept_task", caller, "assignee"); err != nil {
+	if err := requireRole(t, "accept_task", caller, RoleAssignee); err != nil {
 		return Move{}, err
 	}
 	if err := requireState(t, "accept_task", Routed); err != nil {
@@ -86,7 +87,7 @@ func Accept(t Task, caller, note string, now time.Time) (Move, error) {
 
 // Decline moves a routed or accepted task to rejected; only its assignee may.
 func Decline(t Task, caller, reason string, now time.Time) (Move, error) {
-	if err := requireRole(t, "decline_task", caller, "assignee"); err != nil {
+	if err := requireRole(t, "decline_task", caller, RoleAssignee); err != nil {
 		return Move{}, err
 	}
 	if err := requireState(t, "decline_task", Routed, Accepted); err != nil {
@@ -101,7 +102,7 @@ func Decline(t Task, caller, reason string, now time.Time) (Move, error) {
 // run to checkpoint and end its turn, and only the owner's decision (or the
 // step's expiry) puts the task back to work.
 func SaveCheckpoint(t Task, caller string, cp Checkpoint, waitingOn string, now time.Time) (Move, error) {
-	if err := requireRole(t, "save_checkpoint", caller, "assignee"); err != nil {
+	if err := requireRole(t, "save_checkpoint", caller, RoleAssignee); err != nil {
 		return Move{}, err
 	}
 	if err := requireState(t, "save_checkpoint", Accepted, Working, Waiting); err != nil {
@@ -114,7 +115,7 @@ func SaveCheckpoint(t Task, caller string, cp Checkpoint, waitingOn string, now 
 	if waitingOn != "" {
 		to, wait = Waiting, &waitingOn
 	}
-	if t.State == Waiting && t.WaitingOn != nil && *t.WaitingOn == WaitingOnOwnerApproval {
+	if t.WaitingOnOwner() {
 		to, wait = Waiting, t.WaitingOn
 	}
 	m := move(t, caller, "checkpoint", to, wait, cp.Progress, now)
@@ -124,7 +125,7 @@ func SaveCheckpoint(t Task, caller string, cp Checkpoint, waitingOn string, now 
 
 // ReturnResult attaches a checked result and hands the task to its requester for review.
 func ReturnResult(t Task, caller string, r Result, now time.Time) (Move, error) {
-	if err := requireRole(t, "return_result", caller, "assignee"); err != nil {
+	if err := requireRole(t, "return_result", caller, RoleAssignee); err != nil {
 		return Move{}, err
 	}
 	if err := requireState(t, "return_result", Accepted, Working, Waiting); err != nil {
@@ -152,7 +153,7 @@ const (
 // deliverable type; a caller who returned the result (a task from before
 // CheckHandOff, with the same requester and assignee) cannot accept it.
 func Review(t Task, caller, verdict, feedback string, needsOwnerApproval bool, now time.Time) (Move, error) {
-	if err := requireRole(t, "review_result", caller, "requester"); err != nil {
+	if err := requireRole(t, "review_result", caller, RoleRequester); err != nil {
 		return Move{}, err
 	}
 	if err := requireState(t, "review_result", Verifying); err != nil {
@@ -205,7 +206,7 @@ func DecideApproval(t Task, owner string, approve bool, message string, now time
 
 // Cancel ends any open task; only its requester may.
 func Cancel(t Task, caller, reason string, now time.Time) (Move, error) {
-	if err := requireRole(t, "cancel_task", caller, "requester"); err != nil {
+	if err := requireRole(t, "cancel_task", caller, RoleRequester); err != nil {
 		return Move{}, err
 	}
 	if !t.State.Open() {
@@ -224,3 +225,56 @@ func Route(t Task, now time.Time) (Move, error) {
 
 // System names Prickle itself as the actor of automatic transitions.
 const System = "prickle"
+
+// WaitingOnOwner reports whether t waits on its owner's decision on a step
+// its run asked (waiting, on owner_approval): only that decision or the
+// step's expiry puts it back to work.
+func (t Task) WaitingOnOwner() bool {
+	return t.State == Waiting && t.WaitingOn != nil && *t.WaitingOn == WaitingOnOwnerApproval
+}
+
+// CheckAsk is who may ask a step and from where: the assignee, while the
+// task is accepted, working or waiting. request_step checks it before
+// anything else, and AskOwner again.
+func CheckAsk(t Task, caller string) error {
+	if err := requireRole(t, "request_step", caller, RoleAssignee); err != nil {
+		return err
+	}
+	return requireState(t, "request_step", Accepted, Working, Waiting)
+}
+
+// AskOwner moves a task to waiting on its owner: its assignee's run asked
+// step stepID (a call of toolName) of the owner.
+func AskOwner(t Task, caller, toolName, stepID string, now time.Time) (Move, error) {
+	if err := CheckAsk(t, caller); err != nil {
+		return Move{}, err
+	}
+	wait := WaitingOnOwnerApproval
+	return move(t, caller, ActionStepRequested, Waiting, &wait, fmt.Sprintf("asked owner: %s %s", toolName, stepID), now), nil
+}
+
+// StepDecided is what the owner's decision (approved or refused) on step
+// stepID does to its task: a task waiting on its owner goes back to working;
+// another open task does not move (nil); a closed task refuses, since its
+// steps no longer need a decision.
+func StepDecided(t Task, owner, decision, stepID string, now time.Time) (*Move, error) {
+	if !t.State.Open() {
+		return nil, Refusef("task %s is %s; its steps no longer need a decision", t.ID, t.State)
+	}
+	if !t.WaitingOnOwner() {
+		return nil, nil
+	}
+	m := move(t, "owner:"+owner, ActionStepDecided, Working, nil, fmt.Sprintf("owner %s %s %s", owner, decision, stepID), now)
+	return &m, nil
+}
+
+// StepExpired is what the expiry of step stepID without a decision does to
+// its task: a task waiting on its owner goes back to working, unless another
+// of its steps still waits (othersPending); otherwise nothing moves (nil).
+func StepExpired(t Task, stepID string, othersPending bool, now time.Time) *Move {
+	if !t.WaitingOnOwner() || othersPending {
+		return nil
+	}
+	m := move(t, System, ActionStepExpired, Working, nil, fmt.Sprintf("step %s expired without a decision", stepID), now)
+	return &m
+}

@@ -76,6 +76,8 @@ func transitions() []transition {
 			apply: func(t task.Task, c string) (task.Move, error) {
 				return task.SaveCheckpoint(t, c, task.Checkpoint{Progress: "blocked"}, task.WaitingOnAgent, now)
 			}},
+		{name: "ask the owner", tool: "request_step", allowed: []task.State{task.Accepted, task.Working, task.Waiting}, needs: "accepted, working or waiting", to: task.Waiting, wait: ptr(task.WaitingOnOwnerApproval), action: "step_requested", caller: assignee,
+			apply: func(t task.Task, c string) (task.Move, error) { return task.AskOwner(t, c, "git_push", "stp_1", now) }},
 		{name: "return result", tool: "return_result", allowed: []task.State{task.Accepted, task.Working, task.Waiting}, needs: "accepted, working or waiting", to: task.Verifying, action: "return_result", caller: assignee,
 			apply: func(t task.Task, c string) (task.Move, error) { return task.ReturnResult(t, c, goodResult(), now) }},
 		{name: "review accept", tool: "review_result", allowed: []task.State{task.Verifying}, needs: "verifying", to: task.Completed, action: "review_accept", caller: requester,

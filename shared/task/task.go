@@ -108,6 +108,14 @@ type Event struct {
 	Note   *string   `json:"note"`
 }
 
+// The roles a caller holds on a task, as tools and task queries name them;
+// RoleAny is either.
+const (
+	RoleAssignee  = "assignee"
+	RoleRequester = "requester"
+	RoleAny       = "any"
+)
+
 // The history actions other parts react to: the events a move stands for
 // are decided by these (see event.ForMove).
 const (
@@ -117,4 +125,8 @@ const (
 	ActionReviewAccept = "review_accept"
 	ActionOwnerApprove = "owner_approve"
 	ActionOwnerRefuse  = "owner_refuse"
+	// The moves owners' steps cause (see AskOwner, StepDecided, StepExpired).
+	ActionStepRequested = "step_requested"
+	ActionStepDecided   = "step_decided"
+	ActionStepExpired   = "step_expired"
 )

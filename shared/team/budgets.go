@@ -45,7 +45,7 @@ func (s *Service) ProjectAudit(ctx context.Context, project string) ([]audit.Ent
 	if err != nil {
 		return nil, fmt.Errorf("audit of %s: %w", project, err)
 	}
-	q := TaskQuery{Project: project, Role: "any", Limit: 100}
+	q := TaskQuery{Project: project, Role: task.RoleAny, Limit: MaxTaskLimit}
 	for {
 		page, err := s.Store.ListTasks(ctx, q)
 		if err != nil {
@@ -58,7 +58,7 @@ func (s *Service) ProjectAudit(ctx context.Context, project string) ([]audit.Ent
 			}
 			for _, line := range h {
 				switch line.Action {
-				case "step_requested", "step_decided", "step_expired", "owner_approve", "owner_refuse":
+				case task.ActionStepRequested, task.ActionStepDecided, task.ActionStepExpired, task.ActionOwnerApprove, task.ActionOwnerRefuse:
 					continue
 				}
 				entries = append(entries, audit.FromHistory(project, t.ID, line))

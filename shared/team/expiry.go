@@ -40,7 +40,7 @@ func (s *Service) ExpireStep(ctx context.Context, last step.Step) error {
 	if err != nil {
 		return fmt.Errorf("load task %s: %w", cur.TaskID, err)
 	}
-	if t.State == task.Waiting && t.WaitingOn != nil && *t.WaitingOn == task.WaitingOnOwnerApproval {
+	if t.WaitingOnOwner() {
 		others, err := s.Store.StepsForTask(ctx, t.ID)
 		if err != nil {
 			return fmt.Errorf("read steps of task %s: %w", t.ID, err)
@@ -51,12 +51,7 @@ func (s *Service) ExpireStep(ctx context.Context, last step.Step) error {
 				stillPending = true
 			}
 		}
-		if !stillPending {
-			from := t.State
-			next := t
-			next.State, next.WaitingOn, next.UpdatedAt = task.Working, nil, now
-			note := fmt.Sprintf("step %s expired without a decision", cur.ID)
-			change.Move = &task.Move{Task: next, Event: task.Event{At: now, By: task.System, Action: "step_expired", From: &from, To: task.Working, Note: &note}}
+		if change.Move = task.StepExpired(t, cur.ID, stillPending, now); change.Move != nil {
 			change.PrevVersion = t.Version
 		}
 	}

@@ -102,7 +102,7 @@ func (s *Service) routeIfReady(ctx context.Context, t task.Task) (task.Task, err
 func (s *Service) RouteDependents(ctx context.Context, project, completedID string) error {
 	cursor := ""
 	for {
-		page, err := s.Store.ListTasks(ctx, TaskQuery{Project: project, Role: "any", States: []task.State{task.Requested}, Limit: 100, Cursor: cursor})
+		page, err := s.Store.ListTasks(ctx, TaskQuery{Project: project, Role: task.RoleAny, States: []task.State{task.Requested}, Limit: MaxTaskLimit, Cursor: cursor})
 		if err != nil {
 			return fmt.Errorf("list requested tasks of %s: %w", project, err)
 		}

@@ -74,7 +74,7 @@ type DeclineInput struct {
 	Reason string `json:"reason"`
 }
 
-// CheckpointInput is the seed's checkpoint plus what the task waits on, if anything.
+// CheckpointInput is save_checkpoint's input (shared/catalog/schemas/save_checkpoint.input.json): the checkpoint plus what the task waits on, if anything.
 type CheckpointInput struct {
 	TaskID        string   `json:"task_id"`
 	Progress      string   `json:"progress"`
@@ -85,7 +85,7 @@ type CheckpointInput struct {
 	WaitingOn     string   `json:"waiting_on"`
 }
 
-// ReturnResultInput is seed 001's input.
+// ReturnResultInput is return_result's input (shared/catalog/schemas/return_result.input.json).
 type ReturnResultInput struct {
 	TaskID     string          `json:"task_id"`
 	Summary    string          `json:"summary"`
@@ -106,7 +106,7 @@ type CancelInput struct {
 	Reason string `json:"reason"`
 }
 
-// UpdatePulseInput is seed 003's input.
+// UpdatePulseInput is update_pulse's input (shared/catalog/schemas/update_pulse.input.json).
 type UpdatePulseInput struct {
 	Project      string   `json:"project"`
 	Availability string   `json:"availability"`
@@ -122,7 +122,7 @@ type UpdatePulseOutput struct {
 	Pulse pulse.Entry `json:"pulse"`
 }
 
-// RequestStepInput is seed 000's input: the exact call and what it is.
+// RequestStepInput is request_step's input (shared/catalog/schemas/request_step.input.json): the exact call and what it is.
 type RequestStepInput struct {
 	ToolName  string          `json:"tool_name"`
 	Input     json.RawMessage `json:"input"`
@@ -133,7 +133,7 @@ type RequestStepInput struct {
 	Reason    string          `json:"reason"`
 }
 
-// RequestStepOutput is seed 000's output: the permission-prompt answer.
+// RequestStepOutput is request_step's output (shared/catalog/schemas/request_step.output.json): the permission-prompt answer.
 type RequestStepOutput struct {
 	StepID       string          `json:"step_id"`
 	Status       step.Status     `json:"status"`

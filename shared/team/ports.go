@@ -1,7 +1,3 @@
-// Package team implements the eleven tools agents use to work as one team:
-// the rules of who may do what, over small ports that the DynamoDB store
-// (and, in unit tests, an in-memory fake) implement. It imports no AWS SDK
-// and no MCP: the catalog maps MCP calls onto it.
 package team
 
 import (
@@ -29,6 +25,17 @@ type Agent struct {
 	ID       string   // owner/agent
 	Owner    string   // the human who answers for it
 	Projects []string // project slugs
+}
+
+// Owner is a member of the directory: a human who answers for agents, and
+// where approval links reach them.
+type Owner struct {
+	Name         string
+	Email        string
+	SlackChannel string
+	// SlackUserID (U…, or W… on Enterprise Grid) is who may press the Approve
+	// and Refuse buttons of this owner's Slack messages; empty lets nobody decide in Slack.
+	SlackUserID string
 }
 
 // Project is a team's room and its settings.

@@ -20,10 +20,10 @@ func (s *Service) ReadRoom(ctx context.Context, c identity.Caller, in ReadRoomIn
 		return ReadRoomOutput{}, err
 	}
 	if in.Role == "" {
-		in.Role = "any"
+		in.Role = task.RoleAny
 	}
 	if in.Limit == 0 {
-		in.Limit = 20
+		in.Limit = DefaultTaskLimit
 	}
 	// Team Pulse and the caller's tasks are read at once.
 	var entries []pulse.Entry

@@ -33,11 +33,8 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 	if err != nil {
 		return RequestStepOutput{}, err
 	}
-	if t.Assignee != c.Agent {
-		return RequestStepOutput{}, task.Refusef("request_step on task %s is for its assignee (%s); you are %s, and the task is %s", t.ID, t.Assignee, c.Agent, t.State)
-	}
-	if t.State != task.Accepted && t.State != task.Working && t.State != task.Waiting {
-		return RequestStepOutput{}, task.Refusef("task %s is %s; request_step needs accepted, working or waiting", t.ID, t.State)
+	if err := task.CheckAsk(t, c.Agent); err != nil {
+		return RequestStepOutput{}, err
 	}
 	if err := in.Amount.Check(); err != nil {
 		return RequestStepOutput{}, task.Refusef("amount.value %v; nothing was stored or sent", err)
@@ -123,13 +120,11 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 		change.Steps = append(change.Steps, StepWrite{Step: old, Prev: step.Pending})
 	}
 	change.Steps = append(change.Steps, StepWrite{Step: ns})
-	wait := task.WaitingOnOwnerApproval
-	from := t.State
-	next := t
-	next.State, next.WaitingOn, next.UpdatedAt = task.Waiting, &wait, now
-	note := fmt.Sprintf("asked owner: %s %s", in.ToolName, ns.ID)
-	change.Move = &task.Move{Task: next, Event: task.Event{At: now, By: c.Agent, Action: "step_requested", From: &from, To: task.Waiting, Note: &note}}
-	change.PrevVersion = t.Version
+	asked, err := task.AskOwner(t, c.Agent, in.ToolName, ns.ID, now)
+	if err != nil {
+		return RequestStepOutput{}, err
+	}
+	change.Move, change.PrevVersion = &asked, t.Version
 	change.At = now
 	if err := s.Store.SaveSteps(ctx, change); err != nil {
 		if errors.Is(err, ErrConflict) {
@@ -224,15 +219,10 @@ func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, 
 	if err != nil {
 		return step.Step{}, fmt.Errorf("load task %s: %w", taskID, err)
 	}
-	if !t.State.Open() {
-		return step.Step{}, task.Refusef("task %s is %s; its steps no longer need a decision", taskID, t.State)
+	if change.Move, err = task.StepDecided(t, owner, string(decided.Status), stepID, now); err != nil {
+		return step.Step{}, err
 	}
-	if t.State == task.Waiting && t.WaitingOn != nil && *t.WaitingOn == task.WaitingOnOwnerApproval {
-		from := t.State
-		next := t
-		next.State, next.WaitingOn, next.UpdatedAt = task.Working, nil, now
-		note := fmt.Sprintf("owner %s %s %s", owner, decided.Status, stepID)
-		change.Move = &task.Move{Task: next, Event: task.Event{At: now, By: "owner:" + owner, Action: "step_decided", From: &from, To: task.Working, Note: &note}}
+	if change.Move != nil {
 		change.PrevVersion = t.Version
 	}
 	if err := s.Store.SaveSteps(ctx, change); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/store/storetest"
 	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
 )
 
@@ -32,8 +33,8 @@ func TestWakeURLDownThenUp(t *testing.T) {
 		}
 	}
 	must(adm.CreateProject(ctx, teamProject()))
-	must(adm.CreateOwner(ctx, admin.Owner{Name: "ana"}))
-	must(adm.CreateOwner(ctx, admin.Owner{Name: "bo"}))
+	must(adm.CreateOwner(ctx, team.Owner{Name: "ana"}))
+	must(adm.CreateOwner(ctx, team.Owner{Name: "bo"}))
 	must(adm.CreateAgent(ctx, "ana/claude", []string{"website-v2"}))
 	must(adm.CreateAgent(ctx, "bo/codex", []string{"website-v2"}))
 	at := time.Now().UTC().Truncate(time.Millisecond)

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/notify"
@@ -45,7 +44,7 @@ var (
 		{Slug: "website-v2", Name: "Website v2", OwnerApprovalTypes: []string{"doc"}, StepDeadline: 24 * time.Hour},
 		{Slug: "mobile-app", Name: "Mobile app", StepDeadline: 24 * time.Hour},
 	}
-	roomOwners = []admin.Owner{{Name: "alice", Email: "alice@example.com", SlackChannel: "#alice"}, {Name: "bob", Email: "bob@example.com"}, {Name: "carol", Email: "carol@example.com"}}
+	roomOwners = []team.Owner{{Name: "alice", Email: "alice@example.com", SlackChannel: "#alice"}, {Name: "bob", Email: "bob@example.com"}, {Name: "carol", Email: "carol@example.com"}}
 	roomAgents = []team.Agent{
 		{ID: "alice/writer", Owner: "alice", Projects: []string{"website-v2"}},
 		{ID: "bob/reviewer", Owner: "bob", Projects: []string{"website-v2"}},
@@ -57,7 +56,7 @@ var (
 type fakeRoom struct {
 	*teamtest.Store
 	mu     sync.Mutex
-	owners map[string]admin.Owner
+	owners map[string]team.Owner
 	agents []team.Agent
 	used   map[string]bool
 	asked  map[string]int
@@ -65,7 +64,7 @@ type fakeRoom struct {
 }
 
 func newFakeRoom(t *testing.T) roomBackend {
-	f := &fakeRoom{Store: teamtest.New(), owners: map[string]admin.Owner{}, used: map[string]bool{}}
+	f := &fakeRoom{Store: teamtest.New(), owners: map[string]team.Owner{}, used: map[string]bool{}}
 	for _, p := range roomProjects {
 		f.AddProject(p)
 	}
@@ -89,7 +88,7 @@ func (f *fakeRoom) ListAgents(_ context.Context, project string) ([]team.Agent, 
 	return out, nil
 }
 
-func (f *fakeRoom) Owner(_ context.Context, name string) (admin.Owner, error) {
+func (f *fakeRoom) Owner(_ context.Context, name string) (team.Owner, error) {
 	o, ok := f.owners[name]
 	if !ok {
 		return o, team.ErrNotFound

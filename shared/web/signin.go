@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/budget"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/grant"
@@ -27,7 +25,7 @@ type RoomStore interface {
 	Pulse(ctx context.Context, project string) ([]pulse.Entry, error)
 	ListTasks(ctx context.Context, q team.TaskQuery) (team.TaskPage, error)
 	StepsForTask(ctx context.Context, taskID string) ([]step.Step, error)
-	Owner(ctx context.Context, name string) (admin.Owner, error)
+	Owner(ctx context.Context, name string) (team.Owner, error)
 	// OwnerProjects lists the projects the owner's agents belong to.
 	OwnerProjects(ctx context.Context, owner string) ([]string, error)
 	// AllowSignInRequest counts a sign-in link asked for a name from a
@@ -322,21 +320,13 @@ func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, fragment bool
 	return s, false
 }
 
-// projectOf loads a project the owner may see: one an agent of the owner
-// belongs to. Any other project, existing or not, is ErrNotFound.
+// projectOf loads a project the owner may see (team.OwnerProject); a slug
+// that could name no project is ErrNotFound before anything is read.
 func (h *Handler) projectOf(ctx context.Context, owner, slug string) (team.Project, []team.Agent, error) {
 	if !validOwnerName(slug) {
 		return team.Project{}, nil, team.ErrNotFound
 	}
-	agents, err := h.room.ListAgents(ctx, slug)
-	if err != nil {
-		return team.Project{}, nil, err
-	}
-	if !slices.ContainsFunc(agents, func(a team.Agent) bool { return a.Owner == owner }) {
-		return team.Project{}, nil, team.ErrNotFound
-	}
-	p, err := h.room.Project(ctx, slug)
-	return p, agents, err
+	return team.OwnerProject(ctx, h.room, owner, slug)
 }
 
 // notFound is the one answer for what the owner may not see or what does not exist.

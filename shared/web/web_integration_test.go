@@ -25,7 +25,7 @@ func realStore(t *testing.T) team.Store {
 	if err := adm.CreateProject(ctx, project); err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range []admin.Owner{{Name: "alice", Email: "alice@example.com", SlackChannel: "C0ALICE"}, {Name: "bob", Email: "bob@example.com"}} {
+	for _, o := range []team.Owner{{Name: "alice", Email: "alice@example.com", SlackChannel: "C0ALICE"}, {Name: "bob", Email: "bob@example.com"}} {
 		if err := adm.CreateOwner(ctx, o); err != nil {
 			t.Fatal(err)
 		}

@@ -140,7 +140,7 @@ func seed(ctx context.Context, st *store.Store, svc *team.Service) error {
 	if err := adm.CreateProject(ctx, team.Project{Slug: "website-v2", Name: "Website v2", OwnerApprovalTypes: []string{"code"}}); err != nil {
 		return err
 	}
-	for _, o := range []admin.Owner{{Name: "alice", Email: "alice@example.com", SlackChannel: "C0ALICE"}, {Name: "bob", Email: "bob@example.com"}} {
+	for _, o := range []team.Owner{{Name: "alice", Email: "alice@example.com", SlackChannel: "C0ALICE"}, {Name: "bob", Email: "bob@example.com"}} {
 		if err := adm.CreateOwner(ctx, o); err != nil {
 			return err
 		}

@@ -33,7 +33,7 @@ func seed(ctx context.Context, adm *admin.Admin, svc *team.Service) error {
 	if err := adm.CreateProject(ctx, team.Project{Slug: project, Name: "Website v2", StepDeadline: step.DefaultPendingDeadline, OwnerApprovalTypes: []string{"doc"}}); err != nil {
 		return err
 	}
-	for _, o := range []admin.Owner{{Name: "alice", Email: "alice@example.com", SlackChannel: "#alice-agents"}, {Name: "bob", Email: "bob@example.com", SlackChannel: "#website"}} {
+	for _, o := range []team.Owner{{Name: "alice", Email: "alice@example.com", SlackChannel: "#alice-agents"}, {Name: "bob", Email: "bob@example.com", SlackChannel: "#website"}} {
 		if err := adm.CreateOwner(ctx, o); err != nil {
 			return err
 		}
