@@ -51,7 +51,7 @@ func newStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	for _, o := range []string{"alice", "bob"} {
-		if err := adm.CreateOwner(ctx, admin.Owner{Name: o, Email: o + "@example.com"}); err != nil {
+		if err := adm.CreateOwner(ctx, team.Owner{Name: o, Email: o + "@example.com"}); err != nil {
 			t.Fatal(err)
 		}
 	}
