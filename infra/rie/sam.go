@@ -330,8 +330,8 @@ func (s *Stack) startSAMStack(ctx context.Context, gateway string, lambdaAddr, e
 		"EVENT_BUS_NAME":            "prickle",
 		"TASKS_TABLE":               s.Local.Tables["TasksTable"], "STEPS_TABLE": s.Local.Tables["StepsTable"],
 		"PULSE_TABLE": s.Local.Tables["PulseTable"], "DIRECTORY_TABLE": s.Local.Tables["DirectoryTable"],
-		"WAKEUPS_TABLE": s.Local.Tables["WakeupsTable"],
-		"SIGNING_KEY":   s.SigningKey,
+		"WAKEUPS_TABLE": s.Local.Tables["WakeupsTable"], "OAUTH_TABLE": s.Local.Tables["OAuthTable"],
+		"SIGNING_KEY": s.SigningKey,
 	}
 	// start-api's port is known only once it runs; the pages' base URL is it.
 	apiPort, err := freePort()
