@@ -5,11 +5,19 @@ DynamoDB backend takes no lock, so two racing conditional writes can both
 succeed against it. Real DynamoDB serializes writes to one item. This
 launcher serves the same WSGI app (moto.moto_server.werkzeug_app:
 DomainDispatcherApplication(create_backend_app)) with werkzeug's threaded
-server, so every client keeps its HTTP/1.1 connection (keep-alive) and none
-waits in the listen queue, and runs the app under one lock, taken in the
-order requests arrive: a request's body is read first, then the request is
-handled, and its answer built, strictly one after another, as a
-single-threaded server would.
+server, so no client waits in the listen queue, and runs the app under one
+lock, taken in the order requests arrive: a request's body is read first,
+then the request is handled, and its answer built, strictly one after
+another, as a single-threaded server would.
+
+Each connection carries one request (HTTP/1.0, closed after the answer), as
+with a single-threaded server: werkzeug's threaded server would otherwise
+switch to HTTP/1.1 keep-alive, which its request handler does not support
+(after each answer it reads and discards whatever the socket holds for
+10 ms, which can be the client's next request on the kept connection). Under
+the integration suite's parallel packages a CreateEventBus of a fresh,
+random name was answered "already exists": the same request served twice,
+most likely the SDK retrying a send error on a request already served.
 
 The patches of fastpaths.py (installed before serving) keep moto's Query,
 TransactWriteItems and request recorder from growing with the table.
@@ -291,6 +299,9 @@ def main(argv):
     )
     from werkzeug.serving import BaseWSGIServer, run_simple
 
+    class OneRequestPerConnection(MotoRequestHandler):
+        protocol_version = "HTTP/1.0"
+
     fastpaths.apply()
     app = DomainDispatcherApplication(create_backend_app)
     lock = FairLock()
@@ -334,7 +345,7 @@ def main(argv):
         args.port,
         serialized(app, lock, profile),
         threaded=True,
-        request_handler=MotoRequestHandler,
+        request_handler=OneRequestPerConnection,
     )
 
 
