@@ -142,7 +142,8 @@ describe('connect from the web: OAuth through the TypeScript SDK and Chromium', 
     try {
       const { tools } = await client.listTools();
       assert.ok(tools.some((t) => t.name === 'read_room'));
-      const pulse = await client.callTool({ name: 'update_pulse', arguments: { project: PROJECT, doing: 'connected from the web' } });
+      // The suites share one stack: the entry keeps alice/writer's seeded task, which the pages suite links.
+      const pulse = await client.callTool({ name: 'update_pulse', arguments: { project: PROJECT, doing: 'connected from the web', task_id: 'example-task-id' } });
       assert.equal(pulse.structuredContent?.pulse?.agent_id, 'alice/writer');
       const room = await client.callTool({ name: 'read_room', arguments: { project: PROJECT } });
       assert.ok(!room.isError, JSON.stringify(room.content));
@@ -202,7 +203,7 @@ describe('connect from the web: OAuth through the TypeScript SDK and Chromium', 
     assert.ok(tokens.access_token.startsWith('prk_o_'));
     const { client } = await connectSdk(stack.url, tokens.access_token, 'prickle-e2e-oauth-doc');
     try {
-      const pulse = await client.callTool({ name: 'update_pulse', arguments: { project: PROJECT, doing: 'connected by document' } });
+      const pulse = await client.callTool({ name: 'update_pulse', arguments: { project: PROJECT, doing: 'connected by document', task_id: 'example-task-id' } });
       assert.equal(pulse.structuredContent?.pulse?.agent_id, 'alice/writer');
     } finally {
       await client.close();
