@@ -135,7 +135,7 @@ func AddedLines(r events.DynamoDBEventRecord) ([]Line, error) {
 	var out []Line
 	for _, l := range cur.Pending {
 		if !had[l.Seq] {
-			out = append(out, Line{TaskID: cur.ID, rec: l})
+			out = append(out, Line{TaskID: cur.id(), rec: l})
 		}
 	}
 	slices.SortFunc(out, func(a, b Line) int { return a.rec.Seq - b.rec.Seq })

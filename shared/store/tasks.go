@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,36 +16,40 @@ import (
 
 // A task and its history share the partition TASK#<id>: the task is the
 // item with sk TASK, its history the items HIST#<seq> (see history.go).
-const taskSK = "TASK"
+const (
+	taskSK       = "TASK"
+	taskPKPrefix = "TASK#"
+)
 
-func taskPK(id string) string { return "TASK#" + id }
+func taskPK(id string) string { return taskPKPrefix + id }
 
 // taskRecord is a task item. project, assignee, requester and created_key
-// feed the by_project, by_assignee and by_requester indexes.
+// feed the by_project, by_assignee and by_requester indexes. The id is
+// pk's and the creation time created_key's, so neither is stored again;
+// nested values are stored compactly (taskcodec.go).
 type taskRecord struct {
-	PK               string           `dynamodbav:"pk"`
-	SK               string           `dynamodbav:"sk"`
-	Type             string           `dynamodbav:"type"`
-	ID               string           `dynamodbav:"id"`
-	Project          string           `dynamodbav:"project"`
-	State            task.State       `dynamodbav:"state"`
-	WaitingOn        *string          `dynamodbav:"waiting_on"`
-	Requester        string           `dynamodbav:"requester"`
-	Assignee         string           `dynamodbav:"assignee"`
-	Packet           task.Packet      `dynamodbav:"packet"`
-	Result           *task.Result     `dynamodbav:"result"`
-	LatestCheckpoint *task.Checkpoint `dynamodbav:"latest_checkpoint"`
-	CreatedAt        time.Time        `dynamodbav:"created_at"`
-	UpdatedAt        time.Time        `dynamodbav:"updated_at"`
-	CreatedKey       string           `dynamodbav:"created_key"`
-	Version          int              `dynamodbav:"version"`
+	PK               string            `dynamodbav:"pk"`
+	SK               string            `dynamodbav:"sk"`
+	Project          string            `dynamodbav:"project"`
+	State            task.State        `dynamodbav:"state"`
+	WaitingOn        *string           `dynamodbav:"waiting_on,omitempty"`
+	Requester        string            `dynamodbav:"requester"`
+	Assignee         string            `dynamodbav:"assignee"`
+	Packet           storedPacket      `dynamodbav:"packet"`
+	Result           *storedResult     `dynamodbav:"result,omitempty"`
+	LatestCheckpoint *storedCheckpoint `dynamodbav:"latest_checkpoint,omitempty"`
+	UpdatedAt        time.Time         `dynamodbav:"updated_at"`
+	CreatedKey       string            `dynamodbav:"created_key"`
+	Version          int               `dynamodbav:"version"`
+	// CreatedAt is read from items stored before created_key alone held it.
+	CreatedAt *time.Time `dynamodbav:"created_at,omitempty"`
 	// RequestedProject is the project while the task waits in requested,
 	// absent otherwise: it keys the sparse by_requested index, so routing the
 	// dependents of a completed task reads only the tasks still waiting.
 	RequestedProject string `dynamodbav:"requested_project,omitempty"`
 	// Pending is the history lines not yet known to be filed as HIST items,
 	// the newest (this version's) always among them; see pending.go.
-	Pending []lineRecord `dynamodbav:"pending,omitempty"`
+	Pending pendingLines `dynamodbav:"pending,omitempty"`
 }
 
 // createdKey orders a project's tasks by creation time and stays unique:
@@ -55,12 +60,11 @@ func createdKey(t task.Task) string {
 
 func newTaskRecord(t task.Task, version int) taskRecord {
 	r := taskRecord{
-		PK: taskPK(t.ID), SK: taskSK, Type: "task",
-		ID: t.ID, Project: t.Project, State: t.State, WaitingOn: t.WaitingOn,
+		PK: taskPK(t.ID), SK: taskSK,
+		Project: t.Project, State: t.State, WaitingOn: t.WaitingOn,
 		Requester: t.Requester, Assignee: t.Assignee,
-		Packet: t.Packet, Result: t.Result, LatestCheckpoint: t.LatestCheckpoint,
-		CreatedAt: t.CreatedAt.UTC(), UpdatedAt: t.UpdatedAt.UTC(),
-		CreatedKey: createdKey(t), Version: version,
+		Packet: storedPacket(t.Packet), Result: (*storedResult)(t.Result), LatestCheckpoint: (*storedCheckpoint)(t.LatestCheckpoint),
+		UpdatedAt: t.UpdatedAt.UTC(), CreatedKey: createdKey(t), Version: version,
 	}
 	if t.State == task.Requested {
 		r.RequestedProject = t.Project
@@ -68,13 +72,22 @@ func newTaskRecord(t task.Task, version int) taskRecord {
 	return r
 }
 
+// id is the task's id, the tail of its pk.
+func (r taskRecord) id() string { return strings.TrimPrefix(r.PK, taskPKPrefix) }
+
 func (r taskRecord) task() task.Task {
-	return task.Task{
-		ID: r.ID, Project: r.Project, State: r.State, WaitingOn: r.WaitingOn,
+	t := task.Task{
+		ID: r.id(), Project: r.Project, State: r.State, WaitingOn: r.WaitingOn,
 		Requester: r.Requester, Assignee: r.Assignee,
-		Packet: r.Packet, Result: r.Result, LatestCheckpoint: r.LatestCheckpoint,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Version: r.Version,
+		Packet: task.Packet(r.Packet), Result: (*task.Result)(r.Result), LatestCheckpoint: (*task.Checkpoint)(r.LatestCheckpoint),
+		UpdatedAt: r.UpdatedAt, Version: r.Version,
 	}
+	if r.CreatedAt != nil {
+		t.CreatedAt = *r.CreatedAt
+	} else if at, _, ok := strings.Cut(r.CreatedKey, "#"); ok {
+		t.CreatedAt, _ = time.Parse(sortableLayout, at)
+	}
+	return t
 }
 
 func decodeTask(item map[string]types.AttributeValue) (task.Task, error) {

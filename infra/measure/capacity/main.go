@@ -25,6 +25,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
@@ -45,16 +46,17 @@ const (
 
 func main() {
 	rounds := flag.Int("n", 20, "rounds of the scenario (each calls every tool at least once)")
+	items := flag.Bool("items", false, "also print the byte breakdown of the first round's task item after return_result and review_result")
 	flag.Parse()
 	// task-events logs every batch; its failures come back as errors.
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err := run(context.Background(), *rounds); err != nil {
+	if err := run(context.Background(), *rounds, *items); err != nil {
 		fmt.Fprintln(os.Stderr, "capacity:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, rounds int) error {
+func run(ctx context.Context, rounds int, items bool) error {
 	ep := os.Getenv("PRICKLE_DYNAMODB_ENDPOINT")
 	if ep == "" {
 		return errors.New("PRICKLE_DYNAMODB_ENDPOINT is not set; run: infra/moto/with-emulator.sh go run ./infra/measure/capacity")
@@ -107,6 +109,20 @@ func run(ctx context.Context, rounds int) error {
 	}
 	s := &session{mcp: h, rec: rec, tokens: tokens,
 		stream: store.NewStreamReader(base, store.NewStreamsClient(ep), names["TasksTable"]), filer: taskstream.New(st, discard{})}
+	if items {
+		s.show = func(tool, id string) {
+			if tool != "return_result" && tool != "review_result" {
+				return
+			}
+			out, err := base.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(names["TasksTable"]), ConsistentRead: aws.Bool(true),
+				Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "TASK#" + id}, "sk": &types.AttributeValueMemberS{Value: "TASK"}}})
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "capacity: item breakdown:", err)
+				return
+			}
+			breakdown(os.Stdout, "task item after "+tool, out.Item)
+		}
+	}
 	if err := s.file(); err != nil { // the seed's lines, filed unrecorded
 		return fmt.Errorf("seed: the tasks stream: %w", err)
 	}

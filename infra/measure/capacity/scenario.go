@@ -93,6 +93,8 @@ type session struct {
 	// handler, which files the history lines a call's moves carry.
 	stream *store.StreamReader
 	filer  *taskstream.Handler
+	// show, when set, is called with each tool and the task it moved, after the call.
+	show func(tool, taskID string)
 }
 
 // file hands the stream records a call wrote to task-events, as Lambda
@@ -247,6 +249,9 @@ func (s *session) round(ctx context.Context, adm *admin.Admin, i int) error {
 	for _, st := range steps {
 		if _, err := s.call(st.token, st.tool, st.args); err != nil {
 			return err
+		}
+		if s.show != nil && i == 1 {
+			s.show(st.tool, id)
 		}
 	}
 
