@@ -27,15 +27,22 @@ deps: venv node tools
 
 # venv-local: the emulator only (make local, integration); venv: everything the tests use
 # (the e2e Python client, cfn-lint, the SAM CLI), on top of it.
+# When python3 has a pip that can install into another interpreter (pip >= 22.3: --python), the venv
+# is made without a pip of its own: ensurepip is 6 s of a first `make local`. (Recursive variables:
+# only the venv recipes run python3, not every make, such as sam build's 21.)
+HOST_PIP = $(shell python3 -m pip --version 2>/dev/null | awk '{split($$2, v, "."); if (v[1] > 22 || (v[1] == 22 && v[2] >= 3)) print "yes"}')
+VENV_FLAGS = $(if $(HOST_PIP),--without-pip)
+PIP = $(if $(HOST_PIP),python3 -m pip --python $(PY),$(PY) -m pip)
+
 venv-local: $(VENV)/.installed-local
 $(VENV)/.installed-local: infra/requirements-local.txt
-	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r infra/requirements-local.txt
+	python3 -m venv $(VENV_FLAGS) $(VENV)
+	$(PIP) install --quiet --disable-pip-version-check -r infra/requirements-local.txt
 	touch $@
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: infra/requirements.txt $(VENV)/.installed-local
-	$(PY) -m pip install --quiet --disable-pip-version-check -r infra/requirements.txt
+	$(PIP) install --quiet --disable-pip-version-check -r infra/requirements.txt
 	touch $@
 
 node: $(E2E_NODE)

@@ -33,5 +33,5 @@ func FromEnv() *EventBridge {
 	if name == "" {
 		name = "prickle"
 	}
-	return NewEventBridge(client, name)
+	return NewEventBridge(PutEventsFunc(client.PutEvents), name)
 }

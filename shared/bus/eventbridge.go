@@ -21,9 +21,21 @@ import (
 )
 
 // PutEventsAPI is the one call the EventBridge publisher makes, so tests
-// can inject failures; *eventbridge.Client satisfies it.
+// can inject failures; *eventbridge.Client satisfies it, and so does
+// PutEventsFunc of its method value.
 type PutEventsAPI interface {
 	PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, optFns ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
+}
+
+// PutEventsFunc is a PutEventsAPI made of the client's method value, which
+// the functions hold instead of the client: an interface holding the client
+// would make a binary that executes templates link every EventBridge
+// operation (see store's operations).
+type PutEventsFunc func(ctx context.Context, in *eventbridge.PutEventsInput, optFns ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
+
+// PutEvents calls f.
+func (f PutEventsFunc) PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, optFns ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+	return f(ctx, in, optFns...)
 }
 
 // PutEvents' limits: entries per call and bytes per call.

@@ -62,9 +62,9 @@ func numberValue(n int64) types.AttributeValue {
 
 // queryAll reads every page of a query and turns each item, decoded as
 // record type R, into a T; a query that matches nothing gives an empty slice.
-func queryAll[R, T any](ctx context.Context, db *dynamodb.Client, in *dynamodb.QueryInput, convert func(R) T) ([]T, error) {
+func queryAll[R, T any](ctx context.Context, db operations, in *dynamodb.QueryInput, convert func(R) T) ([]T, error) {
 	out := []T{}
-	p := dynamodb.NewQueryPaginator(db, in)
+	p := dynamodb.NewQueryPaginator(db.Query, in)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {

@@ -74,7 +74,7 @@ func (s *Store) queryPartition(ctx context.Context, id string, limit int, startS
 		}
 		items = out.Items
 	} else {
-		for p := dynamodb.NewQueryPaginator(s.db, in); p.HasMorePages(); {
+		for p := dynamodb.NewQueryPaginator(s.db.Query, in); p.HasMorePages(); {
 			page, err := p.NextPage(ctx)
 			if err != nil {
 				return partition{}, err

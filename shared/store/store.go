@@ -48,7 +48,7 @@ func envOr(name, fallback string) string {
 
 // Store is the DynamoDB adapter behind the team service and authentication.
 type Store struct {
-	db     *dynamodb.Client
+	db     operations
 	tables Tables
 	// reads are the task reads the moves that follow them start from.
 	reads *reads
@@ -57,7 +57,7 @@ type Store struct {
 // New wraps a DynamoDB client and the stage's table names; it does no I/O,
 // so a Lambda can build it once at start.
 func New(client *dynamodb.Client, tables Tables) *Store {
-	return &Store{db: client, tables: tables, reads: &reads{}}
+	return &Store{db: operationsOf(client), tables: tables, reads: &reads{}}
 }
 
 var (

@@ -110,7 +110,7 @@ type indexStream struct {
 
 // head returns the stream's newest unreturned match, querying as needed;
 // nil when the index is exhausted or out of rounds.
-func (st *indexStream) head(ctx context.Context, db *dynamodb.Client) (*taskRecord, error) {
+func (st *indexStream) head(ctx context.Context, db operations) (*taskRecord, error) {
 	for len(st.buf) == 0 && !st.done && st.rounds < maxQueryRounds {
 		out, err := db.Query(ctx, st.in)
 		if err != nil {
@@ -141,7 +141,7 @@ func (st *indexStream) head(ctx context.Context, db *dynamodb.Client) (*taskReco
 
 // newest pops the newest match across the streams; a task in both (the
 // agent asked itself) comes once.
-func newest(ctx context.Context, db *dynamodb.Client, streams []*indexStream) (*taskRecord, error) {
+func newest(ctx context.Context, db operations, streams []*indexStream) (*taskRecord, error) {
 	var best *taskRecord
 	for _, st := range streams {
 		h, err := st.head(ctx, db)

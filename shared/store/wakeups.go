@@ -84,7 +84,7 @@ func (s *Store) ClaimableWakeups(ctx context.Context, agent string, now time.Tim
 		ConsistentRead: aws.Bool(true),
 	}
 	out := []wake.Pending{}
-	p := dynamodb.NewQueryPaginator(s.db, in)
+	p := dynamodb.NewQueryPaginator(s.db.Query, in)
 	for p.HasMorePages() && len(out) < limit {
 		page, err := p.NextPage(ctx)
 		if err != nil {
