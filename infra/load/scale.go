@@ -10,6 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/store"
@@ -132,6 +136,12 @@ func sequential(ctx context.Context, own *ownStack, so scaleOptions) ([]seqRow, 
 		if err != nil {
 			return nil, err
 		}
+		if grown > 0 {
+			if err := settle(ctx, client, info.Tables["TasksTable"], handOff); err != nil {
+				return nil, err
+			}
+			count++
+		}
 		timed := func(call func() answer) (time.Duration, error) {
 			var ds []time.Duration
 			for range scaleRepeats {
@@ -161,6 +171,43 @@ func sequential(ctx context.Context, own *ownStack, so scaleOptions) ([]seqRow, 
 		fmt.Printf("scale: %5d tasks  read_room %s  get_task %s  hand_off_task %s\n", row.tasks, ms(row.readRoom), ms(row.getTask), ms(row.handOff))
 	}
 	return rows, nil
+}
+
+// settleTime bounds how long settle waits for the stack to catch up.
+const settleTime = 2 * time.Minute
+
+// settle hands off one more task and waits until the stack has filed its
+// history line from the tasks stream: the lines of the burst that grew the
+// project come before it in the stream, so the stack is then idle again and
+// the calls timed next measure a project of that size, not the backlog of
+// hundreds of hand-offs made in a few seconds (a team's stack does not see
+// such bursts; the concurrent table measures load).
+func settle(ctx context.Context, db *dynamodb.Client, table string, handOff func() answer) error {
+	a := handOff()
+	if a.kind != kindOK {
+		return fmt.Errorf("settling, hand_off_task answered %s: %s", a.kind, clip(a.text, 300))
+	}
+	key := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "TASK#" + taskIDOf(a.content)},
+		"sk": &types.AttributeValueMemberS{Value: "HIST#000001"},
+	}
+	started := time.Now()
+	for time.Since(started) < settleTime {
+		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key})
+		if err != nil {
+			return fmt.Errorf("settling: %w", err)
+		}
+		if len(out.Item) > 0 {
+			fmt.Printf("scale: the stack caught up with the hand-offs in %.1f s\n", time.Since(started).Seconds())
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("settling: the stack had not filed the last hand-off's history after %s", settleTime)
 }
 
 // growers is how many hand-offs grow the project at once between checkpoints.

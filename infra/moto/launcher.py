@@ -4,20 +4,24 @@ Why not moto's own `moto_server` command: it serves threaded, and moto's
 DynamoDB backend takes no lock, so two racing conditional writes can both
 succeed against it. Real DynamoDB serializes writes to one item. This
 launcher serves the same WSGI app (moto.moto_server.werkzeug_app:
-DomainDispatcherApplication(create_backend_app)) with werkzeug's threaded
-server, so no client waits in the listen queue, and runs the app under one
-lock, taken in the order requests arrive: a request's body is read first,
-then the request is handled, and its answer built, strictly one after
-another, as a single-threaded server would.
+DomainDispatcherApplication(create_backend_app)) with waitress, and runs the
+app under one lock, taken in the order requests arrive: a request's body is
+read first, then the request is handled, and its answer built, strictly one
+after another, as a single-threaded server would.
 
-Each connection carries one request (HTTP/1.0, closed after the answer), as
-with a single-threaded server: werkzeug's threaded server would otherwise
-switch to HTTP/1.1 keep-alive, which its request handler does not support
-(after each answer it reads and discards whatever the socket holds for
-10 ms, which can be the client's next request on the kept connection). Under
-the integration suite's parallel packages a CreateEventBus of a fresh,
-random name was answered "already exists": the same request served twice,
-most likely the SDK retrying a send error on a request already served.
+Why waitress (PyPI, ZPL 2.1, no dependencies), not werkzeug's server: waitress
+speaks HTTP/1.1 keep-alive correctly (one event loop reads each connection's
+requests whole and in order; a few worker threads run them, first come first
+served), so a client keeps its connections instead of paying a TCP connect
+and a server thread per request. werkzeug's threaded server switches to
+keep-alive too, but its request handler does not support it: after each
+answer it reads and discards whatever the socket holds for 10 ms, which can be
+the client's next request on the kept connection. Under the integration
+suite's parallel packages a CreateEventBus of a fresh, random name was
+answered "already exists" there: the same request served twice, most likely
+the SDK retrying a request it saw no answer to. infra/local's
+TestKeptAliveRequestsAreServedOnce sends many fresh writes over kept-alive
+connections and checks each was logged, and so served, exactly once.
 
 The patches of fastpaths.py (installed before serving) keep moto's Query,
 TransactWriteItems and request recorder from growing with the table.
@@ -63,8 +67,19 @@ from urllib.parse import urlsplit
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fastpaths  # noqa: E402
 
-# How many connections may wait to be accepted: more than the agents a load run plays.
+# How many connections may wait to be accepted, and be open at once: more
+# than the agents a load run plays and the stack's DynamoDB clients keep.
 LISTEN_QUEUE = 4096
+CONNECTION_LIMIT = 4096
+
+# Worker threads: the lock runs one request at a time, so one more than that
+# only lets the next request wait at the lock while an answer is handed over.
+THREADS = 2
+
+# How long an idle kept-alive connection stays open: longer than the Go
+# SDK's 90 s idle timeout, so the client, not the server, closes it (a
+# request sent as the server closes would not be answered, and be retried).
+IDLE_TIMEOUT = 300
 
 SNAPSHOT_VERSION = 1
 
@@ -200,8 +215,16 @@ def load_snapshot(state):
     path = state + ".snapshot"
     if not os.path.exists(path) or not os.path.exists(state):
         return 0
+    from moto.dynamodb.models.dynamo_type import LimitedSizeDict
+
     # Millions of new objects would trigger a collection pass over all of them again and again.
     gc.disable()
+    # An item's attributes are a LimitedSizeDict, whose every insertion weighs
+    # the whole item again to refuse one over 400 KB: unpickling an item of n
+    # attributes weighed it n times (95% of loading 5,000 tasks, 16 s). The
+    # items were weighed when they were written: insert them as a dict does.
+    weighed = LimitedSizeDict.__setitem__
+    LimitedSizeDict.__setitem__ = dict.__setitem__
     try:
         with open(path, "rb") as f:
             snap = pickle.load(f)
@@ -209,6 +232,7 @@ def load_snapshot(state):
         print(f"moto: ignoring {path}: {exc}", flush=True)
         return 0
     finally:
+        LimitedSizeDict.__setitem__ = weighed
         gc.enable()
     if snap.get("version") != SNAPSHOT_VERSION or snap.get("moto") != moto.__version__:
         print(f"moto: ignoring {path}: written by another version", flush=True)
@@ -292,15 +316,7 @@ def main(argv):
         os.environ["MOTO_RECORDER_FILEPATH"] = args.state
         os.environ.pop("MOTO_ENABLE_RECORDING", None)
 
-    from moto.moto_server.werkzeug_app import (
-        DomainDispatcherApplication,
-        MotoRequestHandler,
-        create_backend_app,
-    )
-    from werkzeug.serving import BaseWSGIServer, run_simple
-
-    class OneRequestPerConnection(MotoRequestHandler):
-        protocol_version = "HTTP/1.0"
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
     fastpaths.apply()
     app = DomainDispatcherApplication(create_backend_app)
@@ -338,16 +354,34 @@ def main(argv):
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    BaseWSGIServer.request_queue_size = LISTEN_QUEUE
-    print(f"moto: serving http://{args.host}:{args.port} (threaded, one request at a time)", flush=True)
-    run_simple(
-        args.host,
-        args.port,
-        serialized(app, lock, profile),
-        threaded=True,
-        request_handler=OneRequestPerConnection,
-    )
+    server = make_server(serialized(app, lock, profile), args.host, args.port)
+    print(f"moto: serving http://{args.host}:{args.port} (HTTP/1.1 keep-alive, one request at a time)", flush=True)
+    server.run()
 
+
+def make_server(app, host, port):
+    """A waitress server of app on host:port, bound and listening."""
+    import logging
+
+    from waitress.server import create_server
+
+    # Waitress warns of its queue depth whenever requests wait for a thread:
+    # with one request at a time, that is every request under load.
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    return create_server(
+        app,
+        host=host,
+        port=port,
+        threads=THREADS,
+        backlog=LISTEN_QUEUE,
+        connection_limit=CONNECTION_LIMIT,
+        channel_timeout=IDLE_TIMEOUT,
+        # select() cannot watch more than 1,024 sockets.
+        asyncore_use_poll=True,
+        ident="moto",
+        # A request's header and body: DynamoDB's own bound is 16 MB (BatchWriteItem).
+        max_request_body_size=16 << 20,
+    )
 
 if __name__ == "__main__":
     main(sys.argv[1:])

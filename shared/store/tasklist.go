@@ -15,8 +15,8 @@ import (
 
 // Page sizes of the queries behind ListTasks (a page's own size is team.TaskQuery.PageLimit).
 const (
-	// filteredPageSize is how many index items one query evaluates when a
-	// filter may drop some: DynamoDB applies Limit before the filter.
+	// filteredPageSize is how many index items a query evaluates once a
+	// filter has dropped some: DynamoDB applies Limit before the filter.
 	filteredPageSize = 100
 	// maxQueryRounds bounds the queries behind one page; a page cut short
 	// still carries a cursor that resumes exactly where it stopped.
@@ -44,21 +44,16 @@ func (s *Store) ListTasks(ctx context.Context, q team.TaskQuery) (team.TaskPage,
 		}
 		in.ExclusiveStartKey = startKey(hashAttr, hashValue, ck, id)
 	}
-	filtered := in.FilterExpression != nil
-
 	page := team.TaskPage{Tasks: []task.Task{}}
 	var lastKey string // created_key of the last task in page.Tasks
+	dropped := false   // the filter has dropped items of an earlier round
 	for range maxQueryRounds {
-		// One more than needed tells, without another round, whether more follow.
-		size := limit - len(page.Tasks) + 1
-		if filtered {
-			size = max(size, filteredPageSize)
-		}
-		in.Limit = aws.Int32(int32(size))
+		in.Limit = roundSize(limit-len(page.Tasks), dropped)
 		out, err := s.db.Query(ctx, in)
 		if err != nil {
 			return team.TaskPage{}, fmt.Errorf("list tasks of %s: %w", q.Project, err)
 		}
+		dropped = dropped || out.ScannedCount > out.Count
 		for _, item := range out.Items {
 			if len(page.Tasks) == limit { // a further match exists: resume after the last one returned
 				page.NextCursor = encodeCursor(q, lastKey)
@@ -85,6 +80,19 @@ func (s *Store) ListTasks(ctx context.Context, q team.TaskQuery) (team.TaskPage,
 	}
 	page.NextCursor = cursor
 	return page, nil
+}
+
+// roundSize is the Limit of a query that must find need more tasks: one
+// more than needed (it tells, without another round, whether more follow),
+// read and answered item by item as a page needs; once the filter has
+// dropped items, at least filteredPageSize, so a sparse match costs a few
+// rounds, not one round per handful of tasks.
+func roundSize(need int, dropped bool) *int32 {
+	size := need + 1
+	if dropped {
+		size = max(size, filteredPageSize)
+	}
+	return aws.Int32(int32(size))
 }
 
 // taskQuery picks the index for a query of one index (the whole project, its

@@ -33,8 +33,8 @@ func (s *Store) listInvolving(ctx context.Context, q team.TaskQuery, limit int) 
 		after = ck
 	}
 	streams := []*indexStream{
-		s.involvingStream(q, task.RoleAssignee, after),
-		s.involvingStream(q, task.RoleRequester, after),
+		s.involvingStream(q, task.RoleAssignee, after, limit),
+		s.involvingStream(q, task.RoleRequester, after, limit),
 	}
 	// Both indexes are first read at once; later pages only as the merge needs them.
 	heads := make([]error, len(streams))
@@ -72,8 +72,9 @@ func (s *Store) listInvolving(ctx context.Context, q team.TaskQuery, limit int) 
 	}
 }
 
-// involvingStream reads one of the agent's indexes newest first, below after.
-func (s *Store) involvingStream(q team.TaskQuery, role, after string) *indexStream {
+// involvingStream reads one of the agent's indexes newest first, below
+// after, for a page of limit tasks (either index may hold all of them).
+func (s *Store) involvingStream(q team.TaskQuery, role, after string, limit int) *indexStream {
 	names := map[string]string{"#role": role, "#project": "project"}
 	values := map[string]types.AttributeValue{":me": stringValue(q.Involving), ":project": stringValue(q.Project)}
 	key := "#role = :me"
@@ -94,14 +95,15 @@ func (s *Store) involvingStream(q team.TaskQuery, role, after string) *indexStre
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 		ScanIndexForward:          aws.Bool(false),
-		Limit:                     aws.Int32(filteredPageSize),
-	}}
+	}, need: limit}
 }
 
 // indexStream is one index query read page by page, with the matches of
 // the current page buffered and the position it has evaluated down to.
 type indexStream struct {
 	in        *dynamodb.QueryInput
+	need      int  // the tasks of the page, all of which this index may have to supply
+	dropped   bool // the filter has dropped items of an earlier round
 	buf       []taskRecord
 	done      bool   // the index has nothing more below
 	rounds    int    // queries made
@@ -112,11 +114,13 @@ type indexStream struct {
 // nil when the index is exhausted or out of rounds.
 func (st *indexStream) head(ctx context.Context, db operations) (*taskRecord, error) {
 	for len(st.buf) == 0 && !st.done && st.rounds < maxQueryRounds {
+		st.in.Limit = roundSize(st.need, st.dropped)
 		out, err := db.Query(ctx, st.in)
 		if err != nil {
 			return nil, err
 		}
 		st.rounds++
+		st.dropped = st.dropped || out.ScannedCount > out.Count
 		for _, item := range out.Items {
 			var r taskRecord
 			if err := unmarshalItem(item, &r); err != nil {

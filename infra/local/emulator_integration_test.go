@@ -1,0 +1,166 @@
+//go:build integration
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/useprickle/prickle/shared/store"
+)
+
+// TestKeptAliveRequestsAreServedOnce is the regression test of a request
+// served twice (werkzeug's server under keep-alive): many fresh writes from
+// many goroutines over the stack's own client, which keeps its connections
+// alive, each answered as new (no "already exists", no failed condition)
+// and each in the emulator's request log exactly once. It also checks the
+// connections were kept: far fewer dials than requests.
+func TestKeptAliveRequestsAreServedOnce(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	dir := t.TempDir()
+	ctx := context.Background()
+	emu, err := startEmulator(ctx, filepath.Join(dir, "dynamodb.log"), filepath.Join(dir, "emulator.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emu.stop()
+
+	var dials atomic.Int64
+	client := store.NewFunctionClient(emu.endpoint, func(o *dynamodb.Options) {
+		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+			tr.MaxIdleConnsPerHost = 64
+			dial := (&net.Dialer{}).DialContext
+			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				dials.Add(1)
+				return dial(ctx, network, addr)
+			}
+		})
+	})
+
+	const tables, writers, perWriter = 12, 24, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, tables+writers*perWriter)
+	for i := range tables {
+		wg.Go(func() {
+			_, err := client.CreateTable(ctx, &dynamodb.CreateTableInput{
+				TableName:            aws.String(fmt.Sprintf("once-%02d", i)),
+				BillingMode:          types.BillingModePayPerRequest,
+				KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
+				AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
+			})
+			if err != nil {
+				errs <- fmt.Errorf("create table once-%02d: %w", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	for w := range writers {
+		wg.Go(func() {
+			for i := range perWriter {
+				key := fmt.Sprintf("key-%02d-%03d", w, i)
+				_, err := client.PutItem(ctx, &dynamodb.PutItemInput{
+					TableName:           aws.String(fmt.Sprintf("once-%02d", (w+i)%tables)),
+					Item:                map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: key}},
+					ConditionExpression: aws.String("attribute_not_exists(pk)"),
+				})
+				if err != nil {
+					errs <- fmt.Errorf("put %s: %w", key, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	requests := int64(tables + writers*perWriter)
+	if n := dials.Load(); n*4 > requests {
+		t.Errorf("%d connections for %d requests: the connections were not kept alive", n, requests)
+	}
+
+	served := loggedWrites(t, filepath.Join(dir, "dynamodb.log"))
+	for i := range tables {
+		if n := served[fmt.Sprintf("CreateTable once-%02d", i)]; n != 1 {
+			t.Errorf("CreateTable once-%02d served %d times", i, n)
+		}
+	}
+	for w := range writers {
+		for i := range perWriter {
+			if n := served[fmt.Sprintf("PutItem key-%02d-%03d", w, i)]; n != 1 {
+				t.Errorf("PutItem key-%02d-%03d served %d times", w, i, n)
+			}
+		}
+	}
+}
+
+// loggedWrites counts the emulator's logged requests by action and table
+// name or item key ("CreateTable once-01", "PutItem key-03-007").
+func loggedWrites(t *testing.T, path string) map[string]int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	counts := map[string]int{}
+	lines := bufio.NewScanner(f)
+	lines.Buffer(nil, 1<<24)
+	for lines.Scan() {
+		var entry struct {
+			Headers     map[string]string `json:"headers"`
+			Body        string            `json:"body"`
+			BodyEncoded bool              `json:"body_encoded"`
+		}
+		if err := json.Unmarshal(lines.Bytes(), &entry); err != nil {
+			t.Fatalf("log line: %v", err)
+		}
+		body := []byte(entry.Body)
+		if entry.BodyEncoded {
+			if body, err = base64.StdEncoding.DecodeString(entry.Body); err != nil {
+				t.Fatalf("log body: %v", err)
+			}
+		}
+		var req struct {
+			TableName string
+			Item      struct{ PK struct{ S string } }
+		}
+		_ = json.Unmarshal(body, &req)
+		target := ""
+		for k, v := range entry.Headers {
+			if strings.EqualFold(k, "X-Amz-Target") {
+				target = v
+			}
+		}
+		switch target {
+		case "DynamoDB_20120810.CreateTable":
+			counts["CreateTable "+req.TableName]++
+		case "DynamoDB_20120810.PutItem":
+			counts["PutItem "+req.Item.PK.S]++
+		}
+	}
+	if err := lines.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return counts
+}
