@@ -34,7 +34,8 @@ func build(ctx context.Context, log *slog.Logger) (*web.Handler, error) {
 		return nil, err
 	}
 	events := bus.FromEnv()
-	svc := team.New(store.New(client, store.TablesFromEnv()))
+	st := store.New(client, store.TablesFromEnv())
+	svc := team.New(st)
 	svc.Events = events
-	return web.New(web.Config{Service: svc, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), ImageHosts: config.ImageHosts(config.OS), Log: log}), nil
+	return web.New(web.Config{Service: svc, Store: st, Room: st, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), ImageHosts: config.ImageHosts(config.OS), Log: log}), nil
 }
