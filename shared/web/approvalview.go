@@ -10,10 +10,9 @@ import (
 	"github.com/useprickle/prickle/shared/task"
 )
 
-// page is what the approval template shows.
+// page is what the approval pages show; render makes it bare and fills in its Root.
 type page struct {
-	Title   string
-	Root    string // relative path to the site root; render fills it in
+	chrome
 	Heading string
 	// Notice is the outcome of this request (decided, refused by the rules, an error).
 	Notice      string

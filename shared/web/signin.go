@@ -13,7 +13,7 @@ import (
 	"github.com/useprickle/prickle/shared/team"
 )
 
-// chrome is what every signed-in page and the tool reference share: the
+// chrome is what every page's layout (templates/head.html) shows: the
 // title, the relative path to the site root, and who is signed in.
 type chrome struct {
 	Title string
@@ -22,6 +22,9 @@ type chrome struct {
 	CSRF  string // form token of the session, for sign-out and decisions
 	// Public pages (the tool reference) may be indexed and cached when nobody is signed in.
 	Public bool
+	// Bare pages (the approval pages, opened from a message, and the dev
+	// outbox) show the brand alone, without the site navigation.
+	Bare bool
 }
 
 func (c *chrome) base() *chrome { return c }
@@ -248,7 +251,7 @@ func (h *Handler) endSessions(w http.ResponseWriter, r *http.Request, everywhere
 		r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 		if err := r.ParseForm(); err != nil || !h.sameOrigin(r) || !h.keys.CheckFormToken(s, r.PostForm.Get("csrf")) {
 			infoOf(r).outcome = "bad_csrf"
-			h.render(w, r, http.StatusForbidden, "message.html", page{Title: "Refused", Heading: "Not signed out",
+			h.render(w, r, http.StatusForbidden, "message.html", page{chrome: chrome{Title: "Refused"}, Heading: "Not signed out",
 				Notice: "This form did not come from Prickle's page. Use the Sign out button.", NoticeClass: "error"})
 			return
 		}

@@ -238,6 +238,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	public := false
 	switch d := data.(type) {
 	case page:
+		d.Bare = true
 		if d.Root == "" {
 			d.Root = rootOf(r.URL.Path)
 		}
