@@ -41,6 +41,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/budget"
 	"github.com/useprickle/prickle/shared/grant"
+	"github.com/useprickle/prickle/shared/layout"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/outbox"
 	"github.com/useprickle/prickle/shared/pulse"
@@ -56,7 +57,7 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-var pages = template.Must(template.New("").Funcs(template.FuncMap{}).ParseFS(templateFS, "templates/*.html"))
+var pages = template.Must(layout.Parse(template.New("").Funcs(template.FuncMap{})).ParseFS(templateFS, "templates/*.html"))
 
 // Store is what the pages read; *store.Store (and team.Store) satisfy it.
 type Store interface {
