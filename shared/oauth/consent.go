@@ -20,6 +20,7 @@ import (
 	"github.com/useprickle/prickle/shared/layout"
 	"github.com/useprickle/prickle/shared/oauthgrant"
 	"github.com/useprickle/prickle/shared/oauthresource"
+	"github.com/useprickle/prickle/shared/sameorigin"
 	"github.com/useprickle/prickle/shared/session"
 	"github.com/useprickle/prickle/shared/team"
 )
@@ -377,18 +378,7 @@ func (s *Server) session(r *http.Request) (session.Session, bool) {
 
 // sameOrigin refuses a cross-site POST: Sec-Fetch-Site, and Origin, when it names one, must be the base URL's.
 func (s *Server) sameOrigin(r *http.Request) bool {
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "cross-site", "same-site":
-		return false
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" || origin == "null" {
-		// Absent, or "null" as browsers send it under Referrer-Policy:
-		// no-referrer; Sec-Fetch-Site above has refused cross-site posts.
-		return true
-	}
-	u, err := url.Parse(s.cfg.BaseURL)
-	return err == nil && strings.EqualFold(origin, u.Scheme+"://"+u.Host)
+	return sameorigin.Post(r, sameorigin.Of(s.cfg.BaseURL))
 }
 
 func (s *Server) failed(w http.ResponseWriter, r *http.Request, err error) {

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/link"
+	"github.com/useprickle/prickle/shared/sameorigin"
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
@@ -300,30 +300,16 @@ func (h *Handler) badForm(w http.ResponseWriter, r *http.Request, why string) {
 // own: BaseURL, or without one the origin the request was sent to (behind
 // API Gateway the proxy event's domain name, which the adapter puts in the
 // request URL; X-Forwarded-Host is not trusted), so the check is never off.
-// Origin "null" is allowed: with Referrer-Policy no-referrer, browsers send
-// it for the page's own form. Requests without these headers (curl, old
-// browsers) still need the form token.
+// The rule is sameorigin.Post's.
 func (h *Handler) sameOrigin(r *http.Request) bool {
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "cross-site", "same-site":
-		return false
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" || origin == "null" {
-		return true
-	}
-	return strings.EqualFold(origin, h.ownOrigin(r))
+	return sameorigin.Post(r, h.ownOrigin(r))
 }
 
 // ownOrigin is the origin the pages are served from: BaseURL's, or the
 // request's own scheme and host when no BaseURL is configured.
 func (h *Handler) ownOrigin(r *http.Request) string {
 	if h.cfg.BaseURL != "" {
-		base, err := url.Parse(h.cfg.BaseURL)
-		if err != nil || base.Host == "" {
-			return "" // matches no Origin: a broken BaseURL refuses, never allows
-		}
-		return base.Scheme + "://" + base.Host
+		return sameorigin.Of(h.cfg.BaseURL)
 	}
 	scheme := r.URL.Scheme
 	if scheme == "" {
