@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
+	"github.com/useprickle/prickle/infra/localstate"
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/bus"
@@ -104,7 +105,7 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 	} else if err := backfillSlackUsers(ctx, st); err != nil {
 		return nil, err
 	}
-	prev, err := readState(filepath.Join(cfg.stateDir, "local.json"))
+	prev, err := localstate.Read(filepath.Join(cfg.stateDir, "local.json"))
 	if err != nil {
 		return nil, err
 	}
