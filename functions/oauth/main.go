@@ -17,16 +17,7 @@ import (
 	"github.com/useprickle/prickle/shared/store"
 )
 
-func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	slog.SetDefault(log)
-	h, err := build(context.Background(), log)
-	if err != nil {
-		log.Error("start", "error", err.Error())
-		os.Exit(1)
-	}
-	lambdahttp.Start(h)
-}
+func main() { lambdahttp.Run(build) }
 
 func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	base := config.PublicBaseURL(config.OS)

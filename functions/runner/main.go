@@ -5,7 +5,9 @@
 package main
 
 import (
+	"context"
 	"log/slog"
+	"net/http"
 	"os"
 
 	"github.com/useprickle/prickle/shared/admin"
@@ -15,14 +17,13 @@ import (
 	"github.com/useprickle/prickle/shared/store"
 )
 
-func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	slog.SetDefault(log)
+func main() { lambdahttp.Run(build) }
+
+func build(_ context.Context, log *slog.Logger) (http.Handler, error) {
 	visibility, err := config.WakeVisibility(config.OS)
 	if err != nil {
-		log.Error("start", "error", err.Error())
-		os.Exit(1)
+		return nil, err
 	}
 	st := store.New(store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT")), store.TablesFromEnv())
-	lambdahttp.Start(pull.New(pull.Config{Tokens: st, Queue: st, Runs: admin.New(st), Log: log, Visibility: visibility}))
+	return pull.New(pull.Config{Tokens: st, Queue: st, Runs: admin.New(st), Log: log, Visibility: visibility}), nil
 }

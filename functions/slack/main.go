@@ -22,18 +22,9 @@ import (
 	"github.com/useprickle/prickle/shared/team"
 )
 
-func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	slog.SetDefault(log)
-	h, err := build(context.Background(), log)
-	if err != nil {
-		log.Error("start", "error", err.Error())
-		os.Exit(1)
-	}
-	lambdahttp.Start(h)
-}
+func main() { lambdahttp.Run(build) }
 
-func build(ctx context.Context, log *slog.Logger) (*slackin.Handler, error) {
+func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	params := &config.LazySSM{}
 	secret, err := config.SlackSigningSecret(ctx, config.OS, params)
 	if err != nil {

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"os"
 
 	"github.com/useprickle/prickle/shared/bus"
@@ -16,25 +17,17 @@ import (
 	"github.com/useprickle/prickle/shared/web"
 )
 
-func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	slog.SetDefault(log)
-	h, err := build(context.Background(), log)
-	if err != nil {
-		log.Error("start", "error", err.Error())
-		os.Exit(1)
-	}
-	lambdahttp.Start(h)
-}
+func main() { lambdahttp.Run(build) }
 
-func build(ctx context.Context, log *slog.Logger) (*web.Handler, error) {
+func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
 	signer, err := config.Signer(ctx, config.OS, &config.LazySSM{})
 	if err != nil {
 		return nil, err
 	}
 	events := bus.FromEnv()
-	svc := team.New(store.New(client, store.TablesFromEnv()))
+	st := store.New(client, store.TablesFromEnv())
+	svc := team.New(st)
 	svc.Events = events
-	return web.New(web.Config{Service: svc, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), ImageHosts: config.ImageHosts(config.OS), Log: log}), nil
+	return web.New(web.Config{Service: svc, Store: st, Room: st, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), ImageHosts: config.ImageHosts(config.OS), Log: log}), nil
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/useprickle/prickle/infra/localstate"
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/audit"
@@ -270,14 +271,11 @@ func openStore(ctx context.Context, local bool) (*store.Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--local needs a running `make local` (%w)", err)
 		}
-		var s struct {
-			Endpoint string            `json:"dynamodb_endpoint"`
-			Tables   map[string]string `json:"tables"`
-		}
+		var s localstate.State
 		if err := json.Unmarshal(b, &s); err != nil {
 			return nil, fmt.Errorf("parse %s/local.json: %w", dir, err)
 		}
-		endpoint = s.Endpoint
+		endpoint = s.DynamoDBEndpoint
 		tables = store.Tables{Tasks: s.Tables["TasksTable"], Steps: s.Tables["StepsTable"], Pulse: s.Tables["PulseTable"], Directory: s.Tables["DirectoryTable"], Wakeups: s.Tables["WakeupsTable"]}
 	}
 	client, err := stack.Client(ctx, endpoint)

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/useprickle/prickle/infra/localstate"
 	"github.com/useprickle/prickle/shared/session"
 	"github.com/useprickle/prickle/shared/slackin"
 )
@@ -97,10 +98,10 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 		return err
 	}
 	mcpURL := "http://" + ln.Addr().String() + "/mcp"
-	state := localState{MCPURL: mcpURL, Tokens: env.tokens, DynamoDBEndpoint: endpoint, Tables: env.tables,
+	state := localstate.State{MCPURL: mcpURL, Tokens: env.tokens, DynamoDBEndpoint: endpoint, Tables: env.tables,
 		SlackInteractivityURL: "http://" + ln.Addr().String() + slackin.Path, SlackSigningSecret: env.slackSecret}
 	path := filepath.Join(cfg.stateDir, "local.json")
-	if err := state.write(path); err != nil {
+	if err := state.Write(path); err != nil {
 		return err
 	}
 
@@ -127,7 +128,7 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 	return srv.Shutdown(shutdown)
 }
 
-func printWelcome(s localState, path string) {
+func printWelcome(s localstate.State, path string) {
 	fmt.Printf("mcp        %s\n", s.MCPURL)
 	fmt.Printf("tokens     %s (mode 0600; demo tokens of the seeded agents)\n", path)
 	fmt.Printf("slack      %s (the buttons' endpoint; its signing secret is in %s)\n", s.SlackInteractivityURL, path)

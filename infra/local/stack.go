@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
+	"github.com/useprickle/prickle/infra/localstate"
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/bus"
@@ -104,7 +105,7 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 	} else if err := backfillSlackUsers(ctx, st); err != nil {
 		return nil, err
 	}
-	prev, err := readState(filepath.Join(cfg.stateDir, "local.json"))
+	prev, err := localstate.Read(filepath.Join(cfg.stateDir, "local.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +216,7 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 		return nil, err
 	}
 	// Owners' sign-in links go out like approval requests: into the dev outbox.
-	pages := web.New(web.Config{Service: svc, Store: e.store, Signer: e.signer, BaseURL: baseURL, Outbox: box, Now: time.Now, Log: log.With("function", "web")})
+	pages := web.New(web.Config{Service: svc, Store: e.store, Room: e.store, Signer: e.signer, BaseURL: baseURL, Outbox: box, Now: time.Now, Log: log.With("function", "web")})
 	receiver := wake.NewReceiver(e.store, func(_ context.Context, agent string, p wake.Payload) error {
 		body, _ := json.Marshal(p)
 		box.Add(outbox.Message{Channel: outbox.ChannelWake, To: agent, Subject: "wake " + agent + ": " + p.Reason + " " + p.TaskID,

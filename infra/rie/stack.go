@@ -21,6 +21,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
+	"github.com/useprickle/prickle/infra/localstate"
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/catalog"
 )
@@ -61,7 +62,7 @@ type Stack struct {
 	Functions map[string]*Function // by name
 	byLogical map[string]*Function
 	local     *exec.Cmd
-	Local     localState // the local stack's state: emulator endpoint, tables, demo tokens
+	Local     localstate.State // the local stack's state: emulator endpoint, tables, demo tokens
 	MCPURL    string
 	StatePath string // local.json of this stack (MCP URL → the router)
 	// SigningKey is the approval-link key the functions run with (SIGNING_KEY).
@@ -74,14 +75,6 @@ type Stack struct {
 	delivered   chan string
 	listeners   []net.Listener // the SAM mode's forwarders
 	samProcs    []samProc      // the SAM mode's sam local commands
-}
-
-// localState mirrors infra/local's local.json.
-type localState struct {
-	MCPURL           string            `json:"mcp_url"`
-	Tokens           map[string]string `json:"tokens"`
-	DynamoDBEndpoint string            `json:"dynamodb_endpoint"`
-	Tables           map[string]string `json:"tables"`
 }
 
 // isMCP reports whether a function serves MCP (the mcp front or a tool's

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/useprickle/prickle/shared/event"
+	"github.com/useprickle/prickle/shared/pause"
 )
 
 // PutEventsAPI is the one call the EventBridge publisher makes, so tests
@@ -62,19 +63,7 @@ var _ event.Publisher = (*EventBridge)(nil)
 
 // NewEventBridge builds the publisher with the default retry bound and real sleeps.
 func NewEventBridge(api PutEventsAPI, busName string) *EventBridge {
-	return &EventBridge{API: api, BusName: busName, MaxAttempts: 5, Backoff: 100 * time.Millisecond, Sleep: SleepContext}
-}
-
-// SleepContext waits d or until ctx ends, whichever is first.
-func SleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return &EventBridge{API: api, BusName: busName, MaxAttempts: 5, Backoff: 100 * time.Millisecond, Sleep: pause.For}
 }
 
 // entry is one event ready for PutEvents.
@@ -176,7 +165,7 @@ func (b *EventBridge) putBatch(ctx context.Context, pending []entry) error {
 	}
 	sleep := b.Sleep
 	if sleep == nil {
-		sleep = SleepContext
+		sleep = pause.For
 	}
 	wait := b.Backoff
 	var last error

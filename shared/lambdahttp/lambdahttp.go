@@ -7,7 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"os"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -34,6 +36,20 @@ func Secure(h http.Handler) http.Handler {
 // either payload version, every response with HSTS; it never returns.
 func Start(h http.Handler) {
 	lambda.Start(New(Secure(h)))
+}
+
+// Run is an HTTP function's main: the JSON logger every function logs
+// with, then the handler build makes from the environment, served by Start;
+// a build error is logged and exits 1. It never returns.
+func Run(build func(ctx context.Context, log *slog.Logger) (http.Handler, error)) {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	slog.SetDefault(log)
+	h, err := build(context.Background(), log)
+	if err != nil {
+		log.Error("start", "error", err.Error())
+		os.Exit(1)
+	}
+	Start(h)
 }
 
 // Handler is a lambda.Handler that serves one http.Handler to both API

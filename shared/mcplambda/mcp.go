@@ -4,6 +4,7 @@
 package mcplambda
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -27,14 +28,7 @@ import (
 // StartMCP serves the MCP endpoint for the given tools (all of them for the
 // mcp front) with the store its environment names; it never returns.
 func StartMCP(tools ...string) {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	slog.SetDefault(log)
-	h, err := NewMCP(log, tools...)
-	if err != nil {
-		log.Error("start", "error", err.Error())
-		os.Exit(1)
-	}
-	lambdahttp.Start(h)
+	lambdahttp.Run(func(_ context.Context, log *slog.Logger) (http.Handler, error) { return NewMCP(log, tools...) })
 }
 
 // NewMCP builds the MCP endpoint from the environment: table names, for

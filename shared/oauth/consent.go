@@ -5,7 +5,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"github.com/useprickle/prickle/shared/oauthgrant"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -18,7 +17,10 @@ import (
 
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/layout"
+	"github.com/useprickle/prickle/shared/oauthgrant"
 	"github.com/useprickle/prickle/shared/oauthresource"
+	"github.com/useprickle/prickle/shared/sameorigin"
 	"github.com/useprickle/prickle/shared/session"
 	"github.com/useprickle/prickle/shared/team"
 )
@@ -26,7 +28,7 @@ import (
 //go:embed templates/*.html
 var templateFS embed.FS
 
-var pages = template.Must(template.ParseFS(templateFS, "templates/*.html"))
+var pages = template.Must(layout.Parse(template.New("")).ParseFS(templateFS, "templates/*.html"))
 
 // maxAuthorizeQuery bounds the authorization request kept while the owner signs in.
 const maxAuthorizeQuery = 8 << 10
@@ -126,6 +128,9 @@ type agentChoice struct {
 }
 
 type pageView struct {
+	// Public and Bare are the shared layout's: no OAuth page may be
+	// indexed, and each shows the brand alone (page sets Bare).
+	Public, Bare               bool
 	Title, Notice, NoticeClass string
 	Root                       string
 	Me, CSRF                   string
@@ -373,18 +378,7 @@ func (s *Server) session(r *http.Request) (session.Session, bool) {
 
 // sameOrigin refuses a cross-site POST: Sec-Fetch-Site, and Origin, when it names one, must be the base URL's.
 func (s *Server) sameOrigin(r *http.Request) bool {
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "cross-site", "same-site":
-		return false
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" || origin == "null" {
-		// Absent, or "null" as browsers send it under Referrer-Policy:
-		// no-referrer; Sec-Fetch-Site above has refused cross-site posts.
-		return true
-	}
-	u, err := url.Parse(s.cfg.BaseURL)
-	return err == nil && strings.EqualFold(origin, u.Scheme+"://"+u.Host)
+	return sameorigin.Post(r, sameorigin.Of(s.cfg.BaseURL))
 }
 
 func (s *Server) failed(w http.ResponseWriter, r *http.Request, err error) {
@@ -396,6 +390,7 @@ func (s *Server) failed(w http.ResponseWriter, r *http.Request, err error) {
 func (s *Server) page(w http.ResponseWriter, r *http.Request, status int, name string, v pageView) {
 	// Relative to the site root, so pages work under an API Gateway stage path.
 	v.Root = strings.Repeat("../", strings.Count(strings.TrimPrefix(r.URL.Path, "/"), "/"))
+	v.Bare = true
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")

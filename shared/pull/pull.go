@@ -18,6 +18,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/pause"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
 )
@@ -74,23 +75,12 @@ func New(cfg Config) *Handler {
 		cfg.Now = time.Now
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = pause.For
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
 	return &Handler{cfg: cfg}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Wakeup is one claimed wake-up as a runner gets it; Delivery is exactly

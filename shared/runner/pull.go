@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/useprickle/prickle/shared/pause"
 	"github.com/useprickle/prickle/shared/wake"
 )
 
@@ -80,7 +81,7 @@ func (p *Puller) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		free := min(p.Runner.Free(), 10)
 		if free < 1 {
-			if sleep(ctx, idle) != nil {
+			if pause.For(ctx, idle) != nil {
 				return nil
 			}
 			continue
@@ -93,7 +94,7 @@ func (p *Puller) Run(ctx context.Context) error {
 			return err
 		case err != nil:
 			p.Log.Warn("claim failed; retrying", "error", err.Error(), "in", backoff.String())
-			if sleep(ctx, backoff) != nil {
+			if pause.For(ctx, backoff) != nil {
 				return nil
 			}
 			backoff = min(backoff*2, maxB)
@@ -162,7 +163,7 @@ func (p *Puller) Ack(ctx context.Context, id, claim string) error {
 		default:
 			return fmt.Errorf("ack: HTTP %d: %s", code, clip(string(b), 200))
 		}
-		if sleep(ctx, time.Duration(attempt)*500*time.Millisecond) != nil {
+		if pause.For(ctx, time.Duration(attempt)*500*time.Millisecond) != nil {
 			return ctx.Err()
 		}
 	}
@@ -194,15 +195,4 @@ func (p *Puller) post(ctx context.Context, path string, body []byte) (int, []byt
 		return resp.StatusCode, nil, fmt.Errorf("%s: read answer: %w", path, err)
 	}
 	return resp.StatusCode, b, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

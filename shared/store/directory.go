@@ -263,14 +263,7 @@ func (s *Store) PutAgent(ctx context.Context, a team.Agent) error {
 // the token. It runs right after PutAgent's transaction; when it fails the
 // error says so and running PutAgent again finishes the copy.
 func (s *Store) syncTokenProjects(ctx context.Context, agentID string, projects []string) error {
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.tables.Directory),
-		IndexName:                 aws.String(byAgentIndex),
-		KeyConditionExpression:    aws.String("agent_id = :agent"),
-		FilterExpression:          aws.String("revoked = :false"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":agent": stringValue(agentID), ":false": &types.AttributeValueMemberBOOL{Value: false}},
-	}
-	hashes, err := queryAll(ctx, s.db, in, func(r tokenRecord) string { return r.Hash })
+	hashes, err := s.liveTokenHashes(ctx, agentID)
 	if err != nil {
 		return fmt.Errorf("put agent %s: tokens: %w", agentID, err)
 	}

@@ -168,17 +168,22 @@ func (s *Store) RevokeToken(ctx context.Context, hash string) error {
 	return nil
 }
 
-// RevokeAgentTokens revokes every unrevoked token of an agent, agent and run
-// tokens alike (admin command: a leaked or retired agent), and says how many.
-func (s *Store) RevokeAgentTokens(ctx context.Context, agentID string) (int, error) {
-	in := &dynamodb.QueryInput{
+// liveTokenHashes lists the hashes of an agent's unrevoked tokens (agent and
+// run tokens alike), through the by_agent index.
+func (s *Store) liveTokenHashes(ctx context.Context, agentID string) ([]string, error) {
+	return queryAll(ctx, s.db, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.tables.Directory),
 		IndexName:                 aws.String(byAgentIndex),
 		KeyConditionExpression:    aws.String("agent_id = :agent"),
 		FilterExpression:          aws.String("revoked = :false"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":agent": stringValue(agentID), ":false": &types.AttributeValueMemberBOOL{Value: false}},
-	}
-	hashes, err := queryAll(ctx, s.db, in, func(r tokenRecord) string { return r.Hash })
+	}, func(r tokenRecord) string { return r.Hash })
+}
+
+// RevokeAgentTokens revokes every unrevoked token of an agent, agent and run
+// tokens alike (admin command: a leaked or retired agent), and says how many.
+func (s *Store) RevokeAgentTokens(ctx context.Context, agentID string) (int, error) {
+	hashes, err := s.liveTokenHashes(ctx, agentID)
 	if err != nil {
 		return 0, fmt.Errorf("tokens of %s: %w", agentID, err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/event"
+	"github.com/useprickle/prickle/shared/pause"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
 )
@@ -56,18 +57,7 @@ type Waker struct {
 func NewWaker(hooks Hooks, runs RunStarter) *Waker {
 	return &Waker{
 		Hooks: hooks, Runs: runs, HTTP: &http.Client{Timeout: 10 * time.Second},
-		Now: time.Now, Sleep: sleepContext, Attempts: 4, Backoff: 500 * time.Millisecond, Log: slog.Default(),
-	}
-}
-
-func sleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+		Now: time.Now, Sleep: pause.For, Attempts: 4, Backoff: 500 * time.Millisecond, Log: slog.Default(),
 	}
 }
 
@@ -192,7 +182,7 @@ func (w *Waker) post(ctx context.Context, log *slog.Logger, hook Hook, body []by
 	wait := w.Backoff
 	sleep := w.Sleep
 	if sleep == nil {
-		sleep = sleepContext
+		sleep = pause.For
 	}
 	now := w.now
 	var last string

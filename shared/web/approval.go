@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/link"
+	"github.com/useprickle/prickle/shared/sameorigin"
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
@@ -28,7 +28,7 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) (link.Claims, s
 	case errors.Is(err, link.ErrExpired):
 		info.kind, info.task, info.step, info.outcome = c.Kind, c.TaskID, c.StepID, "expired"
 		h.render(w, r, http.StatusGone, "message.html", page{
-			Title: "Link expired", Heading: "This approval link has expired",
+			chrome: chrome{Title: "Link expired"}, Heading: "This approval link has expired",
 			Notice:      fmt.Sprintf("It expired at %s. Nothing was decided with it; if the agent still needs an answer it will ask again.", stamp(c.Expires)),
 			NoticeClass: "warn",
 		})
@@ -36,7 +36,7 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) (link.Claims, s
 	case err != nil:
 		info.outcome = "tampered"
 		h.render(w, r, http.StatusForbidden, "message.html", page{
-			Title: "Invalid link", Heading: "This link is not valid",
+			chrome: chrome{Title: "Invalid link"}, Heading: "This link is not valid",
 			Notice:      "It was changed or was not issued by Prickle, so it can decide nothing. Open the link from the original email or Slack message.",
 			NoticeClass: "error",
 		})
@@ -55,7 +55,7 @@ func (h *Handler) load(ctx context.Context, c link.Claims) (page, error) {
 		}
 		eff := st.Effective(h.now())
 		p := page{
-			Title:   fmt.Sprintf("Approve %s for %s?", st.ToolName, st.Agent),
+			chrome:  chrome{Title: fmt.Sprintf("Approve %s for %s?", st.ToolName, st.Agent)},
 			Heading: fmt.Sprintf("%s asks to run %s", st.Agent, st.ToolName),
 			Step:    viewStep(eff), CanDecide: eff.Status == step.Pending, Until: stamp(eff.ExpiresAt), Grant: grantChoiceOf(eff),
 		}
@@ -69,7 +69,7 @@ func (h *Handler) load(ctx context.Context, c link.Claims) (page, error) {
 		return page{}, err
 	}
 	p := page{
-		Title:   fmt.Sprintf("Approve the result of task %s?", t.ID),
+		chrome:  chrome{Title: fmt.Sprintf("Approve the result of task %s?", t.ID)},
 		Heading: fmt.Sprintf("%s returned a result for your approval", t.Assignee),
 		Result:  viewResult(t), CanDecide: t.State == task.Approval && task.ResultRound(t) == c.Round, Until: stamp(c.Expires),
 	}
@@ -170,7 +170,7 @@ func (h *Handler) loadFailed(w http.ResponseWriter, r *http.Request, err error) 
 	if errors.Is(err, team.ErrNotFound) {
 		infoOf(r).outcome = "not_found"
 		h.render(w, r, http.StatusNotFound, "message.html", page{
-			Title: "Not found", Heading: "Nothing to decide here",
+			chrome: chrome{Title: "Not found"}, Heading: "Nothing to decide here",
 			Notice: "What this link was for no longer exists.", NoticeClass: "warn",
 		})
 		return
@@ -182,7 +182,7 @@ func (h *Handler) failed(w http.ResponseWriter, r *http.Request, err error) {
 	infoOf(r).outcome = "error"
 	h.cfg.Log.ErrorContext(r.Context(), "approval page failed", "error", err.Error())
 	h.render(w, r, http.StatusInternalServerError, "message.html", page{
-		Title: "Something went wrong", Heading: "Something went wrong",
+		chrome: chrome{Title: "Something went wrong"}, Heading: "Something went wrong",
 		Notice: "Nothing was decided. Try again in a minute.", NoticeClass: "error",
 	})
 }
@@ -193,7 +193,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	if !h.sameOrigin(r) {
 		infoOf(r).outcome = "cross_site"
 		h.render(w, r, http.StatusForbidden, "message.html", page{
-			Title: "Refused", Heading: "Decisions are made on the approval page",
+			chrome: chrome{Title: "Refused"}, Heading: "Decisions are made on the approval page",
 			Notice: "This form was sent from another site, so nothing was decided.", NoticeClass: "error",
 		})
 		return
@@ -226,7 +226,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	if !h.cfg.Signer.CheckFormToken(token, r.PostForm.Get("csrf")) {
 		infoOf(r).outcome = "bad_csrf"
 		h.render(w, r, http.StatusForbidden, "message.html", page{
-			Title: "Refused", Heading: "Decisions are made on the approval page",
+			chrome: chrome{Title: "Refused"}, Heading: "Decisions are made on the approval page",
 			Notice: "This form did not come from the approval page, so nothing was decided. Open the link and use its buttons.", NoticeClass: "error",
 		})
 		return
@@ -269,7 +269,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		infoOf(r).outcome = "refused_by_rules"
 		p, lerr := h.load(r.Context(), c)
 		if lerr != nil {
-			p = page{Title: "Not decided", Heading: "Nothing was decided"}
+			p = page{chrome: chrome{Title: "Not decided"}, Heading: "Nothing was decided"}
 		}
 		p.CanDecide = false
 		p.Notice, p.NoticeClass = refusal.Msg, "warn"
@@ -291,7 +291,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) badForm(w http.ResponseWriter, r *http.Request, why string) {
 	infoOf(r).outcome = "bad_form"
 	h.render(w, r, http.StatusBadRequest, "message.html", page{
-		Title: "Not decided", Heading: "Nothing was decided", Notice: why + " Go back and try again.", NoticeClass: "error",
+		chrome: chrome{Title: "Not decided"}, Heading: "Nothing was decided", Notice: why + " Go back and try again.", NoticeClass: "error",
 	})
 }
 
@@ -300,30 +300,16 @@ func (h *Handler) badForm(w http.ResponseWriter, r *http.Request, why string) {
 // own: BaseURL, or without one the origin the request was sent to (behind
 // API Gateway the proxy event's domain name, which the adapter puts in the
 // request URL; X-Forwarded-Host is not trusted), so the check is never off.
-// Origin "null" is allowed: with Referrer-Policy no-referrer, browsers send
-// it for the page's own form. Requests without these headers (curl, old
-// browsers) still need the form token.
+// The rule is sameorigin.Post's.
 func (h *Handler) sameOrigin(r *http.Request) bool {
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "cross-site", "same-site":
-		return false
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" || origin == "null" {
-		return true
-	}
-	return strings.EqualFold(origin, h.ownOrigin(r))
+	return sameorigin.Post(r, h.ownOrigin(r))
 }
 
 // ownOrigin is the origin the pages are served from: BaseURL's, or the
 // request's own scheme and host when no BaseURL is configured.
 func (h *Handler) ownOrigin(r *http.Request) string {
 	if h.cfg.BaseURL != "" {
-		base, err := url.Parse(h.cfg.BaseURL)
-		if err != nil || base.Host == "" {
-			return "" // matches no Origin: a broken BaseURL refuses, never allows
-		}
-		return base.Scheme + "://" + base.Host
+		return sameorigin.Of(h.cfg.BaseURL)
 	}
 	scheme := r.URL.Scheme
 	if scheme == "" {

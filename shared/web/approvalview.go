@@ -10,10 +10,9 @@ import (
 	"github.com/useprickle/prickle/shared/task"
 )
 
-// page is what the approval template shows.
+// page is what the approval pages show; render makes it bare and fills in its Root.
 type page struct {
-	Title   string
-	Root    string // relative path to the site root; render fills it in
+	chrome
 	Heading string
 	// Notice is the outcome of this request (decided, refused by the rules, an error).
 	Notice      string
@@ -50,9 +49,15 @@ type resultView struct {
 	Evidence                                                                                             []evidenceView
 }
 
+// evidenceView is one piece of evidence, on the approval page and the task page.
 type evidenceView struct {
 	Kind, Summary, Content string
 	URL                    string // only http(s) URLs become links
+	// The task page's: Image shows a screenshot inline (its host is
+	// allowed); ImageHost, for a screenshot on any other https host, offers
+	// it as a link only; Collapsible folds long test output.
+	Image, Collapsible bool
+	ImageHost          string
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -55,7 +55,7 @@ func newEnv(t *testing.T, st team.Store) *env {
 	svc := team.New(st)
 	c := &clock{at: time.Now().UTC()}
 	box := outbox.New()
-	h := web.New(web.Config{Service: svc, Signer: signer, Outbox: box, Now: c.now, Log: slog.New(slog.DiscardHandler)})
+	h := web.New(web.Config{Service: svc, Store: st, Signer: signer, Outbox: box, Now: c.now, Log: slog.New(slog.DiscardHandler)})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &env{t: t, store: st, svc: svc, srv: srv, clock: c, box: box}

@@ -69,7 +69,7 @@ func TestSameOriginBehindAPIGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	csrf := csrfOf(t, e.get(u.String()))
-	adapter := httpadapter.New(web.New(web.Config{Service: e.svc, Signer: signer, Now: e.clock.now, Log: slog.New(slog.DiscardHandler)}))
+	adapter := httpadapter.New(web.New(web.Config{Service: e.svc, Store: e.store, Signer: signer, Now: e.clock.now, Log: slog.New(slog.DiscardHandler)}))
 	const domain = "abc123.execute-api.us-east-1.amazonaws.com"
 	postFrom := func(origin string) int {
 		t.Helper()

@@ -8,11 +8,10 @@ import (
 
 // outboxPage is GET /dev/outbox: the dev outbox as a page, newest last, links clickable.
 func (h *Handler) outboxPage(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, http.StatusOK, "outbox.html", struct {
-		Title    string
-		Root     string
+	h.render(w, r, http.StatusOK, "outbox.html", &struct {
+		chrome
 		Messages []outbox.Message
-	}{Title: "Dev outbox", Root: rootOf(r.URL.Path), Messages: h.cfg.Outbox.List()})
+	}{chrome: chrome{Title: "Dev outbox", Bare: true}, Messages: h.cfg.Outbox.List()})
 }
 
 // outboxJSON is GET /dev/outbox.json: [{at, channel, to, subject, text, links, body}], newest last.

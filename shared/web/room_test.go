@@ -203,7 +203,7 @@ func newRoomEnv(t *testing.T, st roomBackend) *roomEnv {
 	// Sign-in Requested, the notifier mints the link and sends it.
 	notifier := &notify.Notifier{Owners: st, Ledger: &memLedger{sent: map[string]bool{}}, Mail: box, Slack: box, Signer: signer, BaseURL: e.srv.URL, Now: c.now, Log: slog.New(slog.DiscardHandler)}
 	svc.Events = publishTo(notifier.Handle)
-	h = web.New(web.Config{Service: svc, Signer: signer, BaseURL: e.srv.URL, ImageHosts: []string{"Images.Example.org", "bad;host"}, Outbox: box, Now: c.now, Log: slog.New(slog.DiscardHandler)})
+	h = web.New(web.Config{Service: svc, Store: st, Room: st, Signer: signer, BaseURL: e.srv.URL, ImageHosts: []string{"Images.Example.org", "bad;host"}, Outbox: box, Now: c.now, Log: slog.New(slog.DiscardHandler)})
 	t.Cleanup(e.srv.Close)
 	return e
 }

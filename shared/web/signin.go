@@ -8,37 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/useprickle/prickle/shared/budget"
 	"github.com/useprickle/prickle/shared/event"
-	"github.com/useprickle/prickle/shared/grant"
-	"github.com/useprickle/prickle/shared/pulse"
 	"github.com/useprickle/prickle/shared/session"
-	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/team"
 )
 
-// RoomStore is what the signed-in pages (Team Pulse, the board, task pages)
-// and owner sign-in read beyond Store; *store.Store satisfies it.
-type RoomStore interface {
-	Project(ctx context.Context, slug string) (team.Project, error)
-	ListAgents(ctx context.Context, project string) ([]team.Agent, error)
-	Pulse(ctx context.Context, project string) ([]pulse.Entry, error)
-	ListTasks(ctx context.Context, q team.TaskQuery) (team.TaskPage, error)
-	StepsForTask(ctx context.Context, taskID string) ([]step.Step, error)
-	Owner(ctx context.Context, name string) (team.Owner, error)
-	// OwnerProjects lists the projects the owner's agents belong to.
-	OwnerProjects(ctx context.Context, owner string) ([]string, error)
-	// AllowSignInRequest counts a sign-in link asked for a name from a
-	// client (session.Client) and says which bound it hit, if any.
-	AllowSignInRequest(ctx context.Context, owner, client string, now time.Time) (session.SignInLimit, error)
-	ProjectGrants(ctx context.Context, project string) ([]grant.Grant, error)
-	ProjectBudgets(ctx context.Context, project string) ([]budget.Budget, error)
-	ProjectSpend(ctx context.Context, project, day string) ([]budget.Spend, error)
-	session.Markers
-	session.Sessions
-}
-
-// chrome is what every signed-in page and the tool reference share: the
+// chrome is what every page's layout (templates/head.html) shows: the
 // title, the relative path to the site root, and who is signed in.
 type chrome struct {
 	Title string
@@ -47,6 +22,9 @@ type chrome struct {
 	CSRF  string // form token of the session, for sign-out and decisions
 	// Public pages (the tool reference) may be indexed and cached when nobody is signed in.
 	Public bool
+	// Bare pages (the approval pages, opened from a message, and the dev
+	// outbox) show the brand alone, without the site navigation.
+	Bare bool
 }
 
 func (c *chrome) base() *chrome { return c }
@@ -161,9 +139,6 @@ func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
 
 // allowSignIn applies the per-client and per-name bounds on sign-in links.
 func (h *Handler) allowSignIn(ctx context.Context, name, client string) (session.SignInLimit, error) {
-	if h.room == nil {
-		return session.NameLimit, errors.New("sign-in is not configured (no room store)")
-	}
 	return h.room.AllowSignInRequest(ctx, name, client, h.now())
 }
 
@@ -276,7 +251,7 @@ func (h *Handler) endSessions(w http.ResponseWriter, r *http.Request, everywhere
 		r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 		if err := r.ParseForm(); err != nil || !h.sameOrigin(r) || !h.keys.CheckFormToken(s, r.PostForm.Get("csrf")) {
 			infoOf(r).outcome = "bad_csrf"
-			h.render(w, r, http.StatusForbidden, "message.html", page{Title: "Refused", Heading: "Not signed out",
+			h.render(w, r, http.StatusForbidden, "message.html", page{chrome: chrome{Title: "Refused"}, Heading: "Not signed out",
 				Notice: "This form did not come from Prickle's page. Use the Sign out button.", NoticeClass: "error"})
 			return
 		}

@@ -27,7 +27,6 @@ type taskView struct {
 	Created   string
 	Updated   string
 	Result    *resultView
-	Evidence  []evidenceItem
 	// ClickImages: some screenshot is on a host not allowed, so the page
 	// says why it shows a link instead.
 	ClickImages bool
@@ -53,14 +52,6 @@ type pendingStep struct {
 	CanDecide bool
 	Owner     string
 	Grant     grantChoice
-}
-
-type evidenceItem struct {
-	Kind, Summary, Content, URL string
-	// Image shows a screenshot inline (its host is allowed); ImageHost,
-	// for a screenshot on any other https host, offers it as a link only.
-	Image, Collapsible bool
-	ImageHost          string
 }
 
 type timelineEntry struct {
@@ -159,19 +150,19 @@ func (h *Handler) taskViewOf(r *http.Request, me session.Session) (*taskView, in
 	}
 	if t.Result != nil {
 		v.Result = viewResult(t)
-		for _, e := range t.Result.Evidence {
-			it := evidenceItem{Kind: e.Kind, Summary: e.Summary, Content: e.Content}
-			if webURL(e.URL) {
-				it.URL = e.URL
-				if e.Kind == "screenshot" {
-					it.Image, it.ImageHost = h.imageOf(e.URL)
+		// The task page links only URLs with a host; any other URL is shown as text.
+		for i := range v.Result.Evidence {
+			it := &v.Result.Evidence[i]
+			if webURL(it.URL) {
+				if it.Kind == "screenshot" {
+					it.Image, it.ImageHost = h.imageOf(it.URL)
 					v.ClickImages = v.ClickImages || it.ImageHost != ""
 				}
-			} else if e.URL != "" {
-				it.Content = strings.TrimSpace(e.URL + "\n" + e.Content)
+			} else if it.URL != "" {
+				it.Content = strings.TrimSpace(it.URL + "\n" + it.Content)
+				it.URL = ""
 			}
-			it.Collapsible = e.Kind == "test_output" && it.Content != ""
-			v.Evidence = append(v.Evidence, it)
+			it.Collapsible = it.Kind == "test_output" && it.Content != ""
 		}
 		v.CanDecideR = t.State == task.Approval && ownerOf(t.Assignee) == me.Owner
 		v.Round = task.ResultRound(t)

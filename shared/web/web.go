@@ -39,8 +39,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/useprickle/prickle/shared/budget"
+	"github.com/useprickle/prickle/shared/grant"
+	"github.com/useprickle/prickle/shared/layout"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/outbox"
+	"github.com/useprickle/prickle/shared/pulse"
 	"github.com/useprickle/prickle/shared/session"
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
@@ -53,7 +57,7 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-var pages = template.Must(template.New("").Funcs(template.FuncMap{}).ParseFS(templateFS, "templates/*.html"))
+var pages = template.Must(layout.Parse(template.New("").Funcs(template.FuncMap{})).ParseFS(templateFS, "templates/*.html"))
 
 // Store is what the pages read; *store.Store (and team.Store) satisfy it.
 type Store interface {
@@ -62,8 +66,31 @@ type Store interface {
 	History(ctx context.Context, id string) ([]task.Event, error)
 }
 
-// Config is what the handler needs. Store nil reads through Service.Store;
-// Outbox nil (the cloud) leaves /dev/* unmounted.
+// RoomStore is what the signed-in pages (Team Pulse, the board, task pages)
+// and owner sign-in read beyond Store; *store.Store satisfies it.
+type RoomStore interface {
+	Project(ctx context.Context, slug string) (team.Project, error)
+	ListAgents(ctx context.Context, project string) ([]team.Agent, error)
+	Pulse(ctx context.Context, project string) ([]pulse.Entry, error)
+	ListTasks(ctx context.Context, q team.TaskQuery) (team.TaskPage, error)
+	StepsForTask(ctx context.Context, taskID string) ([]step.Step, error)
+	Owner(ctx context.Context, name string) (team.Owner, error)
+	// OwnerProjects lists the projects the owner's agents belong to.
+	OwnerProjects(ctx context.Context, owner string) ([]string, error)
+	// AllowSignInRequest counts a sign-in link asked for a name from a
+	// client (session.Client) and says which bound it hit, if any.
+	AllowSignInRequest(ctx context.Context, owner, client string, now time.Time) (session.SignInLimit, error)
+	ProjectGrants(ctx context.Context, project string) ([]grant.Grant, error)
+	ProjectBudgets(ctx context.Context, project string) ([]budget.Budget, error)
+	ProjectSpend(ctx context.Context, project, day string) ([]budget.Spend, error)
+	session.Markers
+	session.Sessions
+}
+
+// Config is what the handler needs: Store for the approval pages and Room
+// for the signed-in ones, each an interface the wiring's store must satisfy
+// at compile time. Room nil (the approval pages' tests) leaves the signed-in
+// pages unmounted; Outbox nil (the cloud) leaves /dev/* unmounted.
 type Config struct {
 	Service *team.Service
 	Store   Store
@@ -77,10 +104,7 @@ type Config struct {
 	// owner clicks, so no agent learns when the owner looks.
 	ImageHosts []string
 	Outbox     *outbox.Outbox
-	// Room is what the signed-in pages read; nil takes Store (or
-	// Service.Store) when it implements RoomStore, and leaves the signed-in
-	// pages unmounted when it does not.
-	Room RoomStore
+	Room       RoomStore
 	// Now is the clock links and steps are checked against; tests inject one.
 	Now func() time.Time
 	Log *slog.Logger
@@ -113,9 +137,6 @@ func imageHosts(hosts []string) []string {
 
 // New builds the handler; mount it at the root (or at /a/, /static/ and /dev/).
 func New(cfg Config) *Handler {
-	if cfg.Store == nil && cfg.Service != nil {
-		cfg.Store = cfg.Service.Store
-	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -124,13 +145,6 @@ func New(cfg Config) *Handler {
 	}
 	cfg.ImageHosts = imageHosts(cfg.ImageHosts)
 	h := &Handler{cfg: cfg, mux: http.NewServeMux(), room: cfg.Room}
-	if h.room == nil {
-		if rs, ok := cfg.Store.(RoomStore); ok {
-			h.room = rs
-		} else if cfg.Service != nil {
-			h.room, _ = cfg.Service.Store.(RoomStore)
-		}
-	}
 	if k, err := session.NewKeys(cfg.Signer.Key); err == nil {
 		h.keys = &k
 	}
@@ -225,6 +239,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	public := false
 	switch d := data.(type) {
 	case page:
+		d.Bare = true
 		if d.Root == "" {
 			d.Root = rootOf(r.URL.Path)
 		}

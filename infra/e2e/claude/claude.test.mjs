@@ -9,38 +9,22 @@
 //   the owner refuses with a message → not run, and the model is told the owner's message.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { loadStack, skipUnlessStack, admin, uniq, E2E_DIR, IN_CI, PROJECT } from '../lib/env.mjs';
+import { join } from 'node:path';
+import { loadStack, skipUnlessStack, admin, uniq, PROJECT } from '../lib/env.mjs';
+import { claudeSkipReason, runClaude } from '../lib/claude.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startStandIn, oneBashCall, resultText } from './standin.mjs';
 
-const CLAUDE = resolve(E2E_DIR, 'node_modules', '.bin', 'claude');
 const RUN_TIMEOUT_MS = 120_000;
 const ALLOWED = ['read_room', 'get_task', 'save_checkpoint', 'return_result', 'update_pulse'].map((t) => `mcp__prickle__${t}`).join(',');
 
 const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-if (!skipReason && !existsSync(CLAUDE)) {
-  skipReason = `no Claude Code at ${CLAUDE} (npm ci in infra/e2e)`;
-  if (IN_CI) throw new Error(`CI: ${skipReason}`);
-}
+const skipReason = claudeSkipReason(stackSkip);
 
 /** Runs Claude Code once, bounded by RUN_TIMEOUT_MS; resolves with its exit and output. */
-function claude(args, { cwd, env }) {
-  return new Promise((done, fail) => {
-    const child = spawn(CLAUDE, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
-    child.on('error', (e) => { clearTimeout(timer); fail(e); });
-    child.on('close', (code, signal) => { clearTimeout(timer); done({ code, signal, stdout, stderr }); });
-  });
-}
+const claude = (args, opts) => runClaude(args, { ...opts, timeoutMs: RUN_TIMEOUT_MS });
 
 describe('Claude Code as a woken run: request_step is its permission prompt', { skip: skipUnlessStack(skipReason) }, () => {
   const base = stack?.url.replace(/\/mcp$/, '');

@@ -6,36 +6,20 @@
 // (`make e2e-sam`).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { loadStack, skipUnlessStack, E2E_DIR, IN_CI, TOOL_NAMES } from '../lib/env.mjs';
+import { join } from 'node:path';
+import { loadStack, skipUnlessStack, TOOL_NAMES } from '../lib/env.mjs';
+import { claudeSkipReason, runClaude } from '../lib/claude.mjs';
 import { startStandIn } from './standin.mjs';
 
-const CLAUDE = resolve(E2E_DIR, 'node_modules', '.bin', 'claude');
 const RUN_TIMEOUT_MS = 180_000;
 
 const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-if (!skipReason && !existsSync(CLAUDE)) {
-  skipReason = `no Claude Code at ${CLAUDE} (npm ci in infra/e2e)`;
-  if (IN_CI) throw new Error(`CI: ${skipReason}`);
-}
+const skipReason = claudeSkipReason(stackSkip);
 
 /** Runs Claude Code once in `cwd` with its own HOME, bounded by RUN_TIMEOUT_MS. */
-function claude(args, { cwd, env }) {
-  return new Promise((done, fail) => {
-    const child = spawn(CLAUDE, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
-    child.on('error', (e) => { clearTimeout(timer); fail(e); });
-    child.on('close', (code, signal) => { clearTimeout(timer); done({ code, signal, stdout, stderr }); });
-  });
-}
+const claude = (args, opts) => runClaude(args, { ...opts, timeoutMs: RUN_TIMEOUT_MS });
 
 describe('claude mcp add with a seeded token', { skip: skipUnlessStack(skipReason) }, () => {
   let dir;

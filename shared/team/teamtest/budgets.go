@@ -11,13 +11,8 @@ import (
 
 // Budget implements team.Budgets.
 func (s *Store) Budget(_ context.Context, project, owner, unit string) (budget.Budget, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, ok := s.budgets[project+"#"+owner+"#"+unit]
-	if !ok {
-		return budget.Budget{}, fmt.Errorf("budget of %s: %w", owner, team.ErrNotFound)
-	}
-	return b, nil
+	return stored(s, func() map[string]budget.Budget { return s.budgets }, project+"#"+owner+"#"+unit,
+		func(b budget.Budget) budget.Budget { return b }, "budget of "+owner)
 }
 
 // ProjectBudgets implements team.Budgets.

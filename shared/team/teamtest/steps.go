@@ -13,13 +13,7 @@ import (
 
 // Step implements team.Steps.
 func (s *Store) Step(_ context.Context, taskID, stepID string) (step.Step, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, ok := s.steps[taskID][stepID]
-	if !ok {
-		return step.Step{}, fmt.Errorf("step %s of task %s: %w", stepID, taskID, team.ErrNotFound)
-	}
-	return copyStep(st), nil
+	return stored(s, func() map[string]step.Step { return s.steps[taskID] }, stepID, copyStep, "step "+stepID+" of task "+taskID)
 }
 
 // StepsForTask implements team.Steps: every stored step of the task, oldest

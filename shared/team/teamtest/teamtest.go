@@ -104,39 +104,38 @@ func (s *Store) AddTask(t task.Task, history ...task.Event) {
 	}
 }
 
-// Agent implements team.Directory.
-func (s *Store) Agent(_ context.Context, id string) (team.Agent, error) {
+// stored is every port's lookup by key: under the lock, a copy of the item
+// in the map items returns, or ErrNotFound naming what was looked for.
+func stored[K comparable, V any](s *Store, items func() map[K]V, key K, cp func(V) V, what string) (V, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, ok := s.agents[id]
+	v, ok := items()[key]
 	if !ok {
-		return team.Agent{}, fmt.Errorf("agent %s: %w", id, team.ErrNotFound)
+		var none V
+		return none, fmt.Errorf("%s: %w", what, team.ErrNotFound)
 	}
-	a.Projects = slices.Clone(a.Projects)
-	return a, nil
+	return cp(v), nil
+}
+
+// Agent implements team.Directory.
+func (s *Store) Agent(_ context.Context, id string) (team.Agent, error) {
+	return stored(s, func() map[string]team.Agent { return s.agents }, id, func(a team.Agent) team.Agent {
+		a.Projects = slices.Clone(a.Projects)
+		return a
+	}, "agent "+id)
 }
 
 // Project implements team.Directory.
 func (s *Store) Project(_ context.Context, slug string) (team.Project, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.projects[slug]
-	if !ok {
-		return team.Project{}, fmt.Errorf("project %s: %w", slug, team.ErrNotFound)
-	}
-	p.OwnerApprovalTypes = slices.Clone(p.OwnerApprovalTypes)
-	return p, nil
+	return stored(s, func() map[string]team.Project { return s.projects }, slug, func(p team.Project) team.Project {
+		p.OwnerApprovalTypes = slices.Clone(p.OwnerApprovalTypes)
+		return p
+	}, "project "+slug)
 }
 
 // Task implements team.Tasks.
 func (s *Store) Task(_ context.Context, id string) (task.Task, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.tasks[id]
-	if !ok {
-		return task.Task{}, fmt.Errorf("task %s: %w", id, team.ErrNotFound)
-	}
-	return copyTask(t), nil
+	return stored(s, func() map[string]task.Task { return s.tasks }, id, copyTask, "task "+id)
 }
 
 // History implements team.Tasks: the task's events, oldest first.

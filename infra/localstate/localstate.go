@@ -1,4 +1,6 @@
-package main
+// Package localstate is the local stack's local.json, defined once: infra/local
+// writes it, and the RIE harness and the operator CLI's --local read it.
+package localstate
 
 import (
 	"encoding/json"
@@ -7,9 +9,9 @@ import (
 	"os"
 )
 
-// localState is .prickle/local.json: what a developer or a test needs to
-// talk to the running stack. It holds live tokens, so it is written 0600.
-type localState struct {
+// State is .prickle/local.json: what a developer or a test needs to talk to
+// the running stack. It holds live tokens, so it is written 0600.
+type State struct {
 	MCPURL           string            `json:"mcp_url"`
 	Tokens           map[string]string `json:"tokens"`
 	DynamoDBEndpoint string            `json:"dynamodb_endpoint"`
@@ -19,7 +21,8 @@ type localState struct {
 	SlackSigningSecret    string `json:"slack_signing_secret"`
 }
 
-func (s localState) write(path string) error {
+// Write replaces the file at path atomically, readable by its owner only.
+func (s State) Write(path string) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
@@ -37,9 +40,9 @@ func (s localState) write(path string) error {
 	return nil
 }
 
-// readState reads a previous run's local.json; a missing file is no error.
-func readState(path string) (localState, error) {
-	var s localState
+// Read reads a previous run's local.json; a missing file is no error.
+func Read(path string) (State, error) {
+	var s State
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
