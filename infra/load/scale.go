@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,6 +45,7 @@ func runScale(ctx context.Context, o options, so scaleOptions) error {
 		return fmt.Errorf("state dir: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	defer os.RemoveAll(dir + "-levels")
 	own, err := startStackIn(ctx, dir, true)
 	if err != nil {
 		return err
@@ -58,13 +61,13 @@ func runScale(ctx context.Context, o options, so scaleOptions) error {
 	if err != nil {
 		return err
 	}
-	defer own.halt()
 	restarted := own.ready
+	own.halt()
 	fmt.Printf("scale: the stack restarted on %d tasks was ready in %.1f s (fresh %.1f s: %.2f×)\n", rows[len(rows)-1].tasks, restarted.Seconds(), fresh.Seconds(), restarted.Seconds()/fresh.Seconds())
 
 	var conc []concurrentRow
-	for _, n := range so.levels {
-		row, err := concurrent(ctx, own, o, so, n)
+	for i, n := range so.levels {
+		row, err := concurrentOnCopy(ctx, dir, filepath.Join(dir+"-levels", strconv.Itoa(i)), o, so, n)
 		if err != nil {
 			return err
 		}
@@ -253,6 +256,22 @@ type concurrentRow struct {
 func (r concurrentRow) line() string {
 	return fmt.Sprintf("scale: %3d agents  %6d calls  %6.1f calls/s  p50 %s  p99 %s  errors %d  timeouts %d",
 		r.agents, r.calls, r.rate, ms(r.p50), ms(r.p99), r.errors, r.timeouts)
+}
+
+// concurrentOnCopy plays one level of concurrent agents on a stack started
+// from a copy of the grown project's state, so every level meets the same
+// data: run one after another on one stack, each level would also pay for
+// the tasks the levels before it left behind.
+func concurrentOnCopy(ctx context.Context, grown, dir string, o options, so scaleOptions, n int) (concurrentRow, error) {
+	if err := os.CopyFS(dir, os.DirFS(grown)); err != nil {
+		return concurrentRow{}, fmt.Errorf("copy the grown state for %d agents: %w", n, err)
+	}
+	own, err := startStackIn(ctx, dir, false)
+	if err != nil {
+		return concurrentRow{}, err
+	}
+	defer own.halt()
+	return concurrent(ctx, own, o, so, n)
 }
 
 // concurrent plays n agents (teams of o.team, no racers) with almost no
