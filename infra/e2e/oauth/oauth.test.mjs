@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { auth, discoverAuthorizationServerMetadata, startAuthorization, exchangeAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { connectSdk } from '../lib/sdk.mjs';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, E2E_DIR, IN_CI, PROJECT } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, eventually, E2E_DIR, IN_CI, PROJECT } from '../lib/env.mjs';
 
 const CHROMIUM = process.env.PRICKLE_CHROMIUM || '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -116,8 +116,12 @@ describe('connect from the web: OAuth through the TypeScript SDK and Chromium', 
     await page.locator('#owner').fill('alice');
     await page.locator('#send-link').click();
     await page.waitForLoadState();
-    const mails = (await (await fetch(`${base}/dev/outbox.json`)).json()).slice(before);
-    const link = mails.find((m) => m.channel === 'email' && m.to === 'alice@example.com')?.links?.find((l) => l.includes('/signin/'));
+    // notify sends the link off the event bus, after the form's answer: wait for it.
+    let mails = [];
+    const link = await eventually(async () => {
+      mails = (await (await fetch(`${base}/dev/outbox.json`)).json()).slice(before);
+      return mails.find((m) => m.channel === 'email' && m.to === 'alice@example.com')?.links?.find((l) => l.includes('/signin/'));
+    });
     assert.ok(link, `no sign-in link to alice in ${JSON.stringify(mails)}`);
     await page.goto(link);
     await Promise.all([page.waitForURL(/\/oauth\/consent\//), page.locator('#signin-button').click()]);

@@ -84,7 +84,9 @@ describe('owners at ease: grants, budgets and the audit trail end to end', { ski
     // alice signs in once, through a link from her email in the dev outbox.
     const before = (await outbox()).length;
     assert.equal((await fetch(`${base}/signin`, { method: 'POST', body: new URLSearchParams({ owner: 'alice' }) })).status, 200);
-    const mail = (await outbox()).slice(before).find((m) => m.channel === 'email' && m.to === ALICE_EMAIL);
+    // notify sends the link off the event bus, after the form's answer: wait for it.
+    const mail = await eventually(async () => (await outbox()).slice(before).find((m) => m.channel === 'email' && m.to === ALICE_EMAIL));
+    assert.ok(mail, 'no sign-in email to alice');
     const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
     alice = await context.newPage();
     assert.equal((await alice.goto(mail.links.find((l) => l.includes('/signin/')))).status(), 200);

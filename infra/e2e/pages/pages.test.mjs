@@ -15,7 +15,7 @@ import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, admin, uniq, E2E_DIR, IN_CI, TOOL_NAMES, PROJECT, localJsonPath } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, admin, uniq, eventually, E2E_DIR, IN_CI, TOOL_NAMES, PROJECT, localJsonPath } from '../lib/env.mjs';
 import { modernTool } from '../lib/wire.mjs';
 
 const CHROMIUM = process.env.PRICKLE_CHROMIUM || '/usr/bin/chromium';
@@ -70,8 +70,12 @@ describe('pages: sign-in, Team Pulse, board, task page, tool reference', { skip:
     const before = (await outbox()).length;
     const r = await fetch(`${base}/signin`, { method: 'POST', body: new URLSearchParams({ owner }), redirect: 'manual' });
     assert.equal(r.status, 200);
-    const msgs = (await outbox()).slice(before);
-    const mail = msgs.find((m) => m.channel === 'email' && m.to === EMAIL[owner]);
+    // notify sends the link off the event bus, after the form's answer: wait for it.
+    let msgs = [];
+    const mail = await eventually(async () => {
+      msgs = (await outbox()).slice(before);
+      return msgs.find((m) => m.channel === 'email' && m.to === EMAIL[owner]);
+    });
     assert.ok(mail, `no sign-in email to ${owner}: ${JSON.stringify(msgs)}`);
     const link = mail.links.find((l) => l.includes('/signin/'));
     assert.ok(link && link.startsWith(base), `no sign-in link in ${JSON.stringify(mail)}`);
@@ -231,7 +235,7 @@ describe('pages: sign-in, Team Pulse, board, task page, tool reference', { skip:
     const before = (await outbox()).length;
     await Promise.all([page.waitForURL(/\/signin$/), page.locator('#send-signin').click()]);
     assert.match(await page.locator('#notice').innerText(), /sign-in link is on its way/);
-    const mail = (await outbox()).slice(before).find((m) => m.channel === 'email' && m.to === EMAIL.alice);
+    const mail = await eventually(async () => (await outbox()).slice(before).find((m) => m.channel === 'email' && m.to === EMAIL.alice));
     assert.ok(mail, 'no sign-in email to alice');
     await page.goto(mail.links.find((l) => l.includes('/signin/')));
     await Promise.all([page.waitForURL(slackLink), page.locator('#signin-button').click()]);
