@@ -67,7 +67,8 @@ export async function startRunner(bin, dir, name, config, env) {
     }
   });
   child.stderr.on('data', (d) => { stderr += d; });
-  const exited = new Promise((done) => child.on('exit', (code, signal) => done({ code, signal })));
+  // 'close', not 'exit': it comes once stdout is read to its end, so the runner's last lines are in `lines`.
+  const exited = new Promise((done) => child.on('close', (code, signal) => done({ code, signal })));
   const r = {
     name, child, lines, path,
     linesFor: (msg, pred = () => true) => lines.filter((l) => l.msg === msg && pred(l)),
