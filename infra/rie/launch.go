@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -66,8 +67,28 @@ func (s *Stack) startLocal(ctx context.Context) error {
 	return fmt.Errorf("the local stack was not ready; see %s", logf.Name())
 }
 
-// startRIE runs one bootstrap under its own emulator on loopback.
+// startRIE runs one bootstrap under its own emulator on loopback. An
+// emulator that exits before it listens (a port taken between freePort and
+// its bind, on a busy machine) is started again on fresh ports, up to three
+// times; the error names each attempt's log.
 func (s *Stack) startRIE(ctx context.Context, rie string, f *Function, env []string) error {
+	var failures []string
+	for attempt := 1; attempt <= 3; attempt++ {
+		err := s.startRIEOnce(ctx, rie, f, env, attempt)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		failures = append(failures, err.Error())
+	}
+	return fmt.Errorf("aws-lambda-rie for %s not listening after 3 attempts: %s", f.Name, strings.Join(failures, "; "))
+}
+
+// startRIEOnce is one attempt of startRIE: it starts the emulator and waits
+// up to a minute for its invoke port, or for it to exit.
+func (s *Stack) startRIEOnce(ctx context.Context, rie string, f *Function, env []string, attempt int) error {
 	api, err := freePort()
 	if err != nil {
 		return err
@@ -77,10 +98,14 @@ func (s *Stack) startRIE(ctx context.Context, rie string, f *Function, env []str
 		return err
 	}
 	f.LogPath = filepath.Join(s.opts.StateDir, "logs", f.Name+".log")
+	if attempt > 1 {
+		f.LogPath = filepath.Join(s.opts.StateDir, "logs", fmt.Sprintf("%s.%d.log", f.Name, attempt))
+	}
 	logf, err := os.Create(f.LogPath)
 	if err != nil {
 		return err
 	}
+	defer logf.Close()
 	cmd := exec.Command(rie, "--runtime-interface-emulator-address", "127.0.0.1:"+api, "--runtime-api-address", "127.0.0.1:"+rt, "./bootstrap")
 	cmd.Dir = filepath.Dir(f.Binary)
 	cmd.Env = append(env, "AWS_LAMBDA_FUNCTION_NAME="+f.Name, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256", "AWS_LAMBDA_FUNCTION_TIMEOUT=30")
@@ -89,13 +114,15 @@ func (s *Stack) startRIE(ctx context.Context, rie string, f *Function, env []str
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start aws-lambda-rie for %s: %w", f.Name, err)
 	}
-	f.cmd = cmd
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	f.cmd, f.exited = cmd, exited
 	f.URL = "http://127.0.0.1:" + api
 	f.client = lambda.New(lambda.Options{
 		Region: "us-east-1", BaseEndpoint: aws.String(f.URL),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
 	})
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+api, time.Second); err == nil {
 			c.Close()
@@ -104,8 +131,12 @@ func (s *Stack) startRIE(ctx context.Context, rie string, f *Function, env []str
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-exited:
+			return fmt.Errorf("attempt %d exited (%s); see %s", attempt, cmd.ProcessState, f.LogPath)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("aws-lambda-rie for %s not listening; see %s", f.Name, f.LogPath)
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-exited
+	return fmt.Errorf("attempt %d not listening within a minute; see %s", attempt, f.LogPath)
 }

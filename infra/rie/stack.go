@@ -51,6 +51,7 @@ type Function struct {
 	URL       string // the emulator's Lambda Invoke API base URL
 
 	cmd    *exec.Cmd
+	exited chan struct{} // closed once cmd has exited
 	client *lambda.Client
 	mu     sync.Mutex // the emulator serves one invocation at a time, as one Lambda instance does
 	count  int
@@ -248,7 +249,7 @@ func (s *Stack) Close() {
 	for _, f := range s.Functions {
 		if f.cmd != nil && f.cmd.Process != nil {
 			_ = syscall.Kill(-f.cmd.Process.Pid, syscall.SIGTERM)
-			_, _ = f.cmd.Process.Wait()
+			<-f.exited
 		}
 	}
 	if s.local != nil && s.local.Process != nil {
