@@ -9,12 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
 
-// ownStack is a local stack the load command started (go run ./infra/local)
-// on a free port with a throw-away state dir, in its own process group.
+// ownStack is a local stack the load command started (infra/local, built
+// once by localBinary) on a free port with a throw-away state dir, in its own
+// process group.
 type ownStack struct {
 	cmd       *exec.Cmd
 	dir       string
@@ -31,6 +33,41 @@ func startStack(ctx context.Context) (*ownStack, error) {
 	return startStackIn(ctx, dir, true)
 }
 
+// builtLocal is infra/local built by localBinary, once per load command.
+var builtLocal struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// localBinary builds infra/local once, so that a stack's time to ready
+// (fresh or restarted) counts the stack starting, never the Go compiler.
+func localBinary(ctx context.Context) (string, error) {
+	builtLocal.once.Do(func() {
+		dir, err := os.MkdirTemp("", "prickle-load-bin-")
+		if err != nil {
+			builtLocal.err = fmt.Errorf("bin dir: %w", err)
+			return
+		}
+		builtLocal.path = filepath.Join(dir, "prickle-local")
+		started := time.Now()
+		out, err := exec.CommandContext(ctx, "go", "build", "-o", builtLocal.path, "./infra/local").CombinedOutput()
+		if err != nil {
+			builtLocal.err = fmt.Errorf("build infra/local: %w\n%s", err, out)
+			return
+		}
+		fmt.Printf("load: built infra/local in %.1f s\n", time.Since(started).Seconds())
+	})
+	return builtLocal.path, builtLocal.err
+}
+
+// removeLocalBinary deletes what localBinary built, if it built anything.
+func removeLocalBinary() {
+	if builtLocal.path != "" {
+		_ = os.RemoveAll(filepath.Dir(builtLocal.path))
+	}
+}
+
 // startStackIn starts a local stack keeping its state in dir: fresh forgets
 // what dir holds, otherwise the stack restarts from it.
 func startStackIn(ctx context.Context, dir string, fresh bool) (*ownStack, error) {
@@ -44,7 +81,11 @@ func startStackIn(ctx context.Context, dir string, fresh bool) (*ownStack, error
 	if err != nil {
 		return nil, fmt.Errorf("stack log: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, "go", "run", "./infra/local")
+	bin, err := localBinary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port), "PRICKLE_STATE_DIR="+dir)
 	if fresh {
 		cmd.Env = append(cmd.Env, "PRICKLE_FRESH=1")
@@ -74,7 +115,7 @@ func startStackIn(ctx context.Context, dir string, fresh bool) (*ownStack, error
 		case err := <-exited:
 			b, _ := os.ReadFile(logf.Name())
 			return nil, fmt.Errorf("the local stack exited before it was ready (%v):\n%s", err, b)
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			s.stop(true)

@@ -58,37 +58,45 @@ func main() {
 	flag.DurationVar(&so.duration, "scale-duration", time.Minute, "with -scale: how long each concurrent run plays")
 	flag.DurationVar(&so.timeout, "scale-timeout", 30*time.Second, "with -scale: the client's timeout per call")
 	flag.Parse()
-	if *scale {
-		for _, f := range strings.Split(*levels, ",") {
+	code := play(o, so, *scale, *levels)
+	removeLocalBinary()
+	os.Exit(code)
+}
+
+// play runs the mode the flags chose and returns the command's exit code.
+func play(o options, so scaleOptions, scale bool, levels string) int {
+	if scale {
+		for _, f := range strings.Split(levels, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil || n < 2 {
 				fmt.Fprintln(os.Stderr, "load: -scale-agents takes numbers of at least 2, comma-separated")
-				os.Exit(2)
+				return 2
 			}
 			so.levels = append(so.levels, n)
 		}
 		if so.tasks < 1 {
 			fmt.Fprintln(os.Stderr, "load: -scale-tasks must be at least 1")
-			os.Exit(2)
+			return 2
 		}
 		if err := runScale(context.Background(), o, so); err != nil {
 			fmt.Fprintln(os.Stderr, "load:", err)
-			os.Exit(2)
+			return 2
 		}
-		return
+		return 0
 	}
 	if o.agents < 2 || o.team < 2 || o.think <= 0 {
 		fmt.Fprintln(os.Stderr, "load: -agents and -team must be at least 2, -think positive")
-		os.Exit(2)
+		return 2
 	}
 	ok, err := run(context.Background(), o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
-		os.Exit(2)
+		return 2
 	}
 	if !ok {
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 func defaultState() string {
