@@ -139,7 +139,7 @@ func sequential(ctx context.Context, own *ownStack, so scaleOptions) ([]seqRow, 
 			return nil, err
 		}
 		if grown > 0 {
-			if err := settle(ctx, client, info.Tables["TasksTable"], handOff); err != nil {
+			if err := settle(ctx, client, info.Tables["TasksTable"], filepath.Join(own.dir, "dynamodb.log"), handOff); err != nil {
 				return nil, err
 			}
 			count++
@@ -183,8 +183,10 @@ const settleTime = 2 * time.Minute
 // project come before it in the stream, so the stack is then idle again and
 // the calls timed next measure a project of that size, not the backlog of
 // hundreds of hand-offs made in a few seconds (a team's stack does not see
-// such bursts; the concurrent table measures load).
-func settle(ctx context.Context, db *dynamodb.Client, table string, handOff func() answer) error {
+// such bursts; the concurrent table measures load). It then waits until the
+// stack's other followers (events, wake-ups) are done too: until the
+// emulator's write log at writeLog has not grown for quietTime.
+func settle(ctx context.Context, db *dynamodb.Client, table, writeLog string, handOff func() answer) error {
 	a := handOff()
 	if a.kind != kindOK {
 		return fmt.Errorf("settling, hand_off_task answered %s: %s", a.kind, clip(a.text, 300))
@@ -200,7 +202,11 @@ func settle(ctx context.Context, db *dynamodb.Client, table string, handOff func
 			return fmt.Errorf("settling: %w", err)
 		}
 		if len(out.Item) > 0 {
-			fmt.Printf("scale: the stack caught up with the hand-offs in %.1f s\n", time.Since(started).Seconds())
+			filed := time.Since(started)
+			if err := quiet(ctx, writeLog, started); err != nil {
+				return err
+			}
+			fmt.Printf("scale: the stack caught up with the hand-offs in %.1f s, and wrote nothing more after %.1f s\n", filed.Seconds(), time.Since(started).Seconds())
 			return nil
 		}
 		select {
@@ -210,6 +216,33 @@ func settle(ctx context.Context, db *dynamodb.Client, table string, handOff func
 		}
 	}
 	return fmt.Errorf("settling: the stack had not filed the last hand-off's history after %s", settleTime)
+}
+
+// quietTime is how long the emulator's write log must stay the same size
+// for the stack to count as idle.
+const quietTime = time.Second
+
+// quiet waits until the file at path has not grown for quietTime, or fails
+// once settleTime has passed since started.
+func quiet(ctx context.Context, path string, started time.Time) error {
+	size, since := int64(-1), time.Now()
+	for time.Since(started) < settleTime {
+		info, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("settling: %w", err)
+		}
+		if info.Size() != size {
+			size, since = info.Size(), time.Now()
+		} else if time.Since(since) >= quietTime {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("settling: the stack was still writing after %s (%s)", settleTime, path)
 }
 
 // growers is how many hand-offs grow the project at once between checkpoints.
