@@ -75,7 +75,8 @@ fuzz:
 		go test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}"; \
 	done
 
-## integration: the emulator's patches against moto itself (infra/moto/test_fastpaths.py), then the
+## integration: the emulator's patches against moto itself (infra/moto/test_fastpaths.py), its stop
+## (test_launcher_stop.py), then the
 ## store and stack against the emulator
 integration: venv-local
 	$(PY) -m unittest discover -s infra/moto -p 'test_*.py'

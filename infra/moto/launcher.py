@@ -345,7 +345,14 @@ def main(argv):
     profile_path = os.environ.get("PRICKLE_MOTO_PROFILE")
     profile = cProfile.Profile() if profile_path else None
 
+    # A signal that lands while stop runs would run stop again inside it, and
+    # wait forever for the lock the outer call holds: only the first one stops.
+    stopping = []
+
     def stop(signum, frame):
+        if stopping:
+            return
+        stopping.append(signum)
         if profile is not None:
             with lock:
                 profile.dump_stats(profile_path)
