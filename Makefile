@@ -76,8 +76,7 @@ fuzz:
 	done
 
 ## integration: the emulator's patches against moto itself (infra/moto/test_fastpaths.py), its stop
-## (test_launcher_stop.py), then the
-## store and stack against the emulator
+## (test_launcher_stop.py), then the store and stack against the emulator
 integration: venv-local
 	$(PY) -m unittest discover -s infra/moto -p 'test_*.py'
 	infra/moto/with-emulator.sh go test -count=1 -timeout 20m -tags integration ./...
