@@ -21,7 +21,7 @@
 //
 // With -scale it measures the local stack instead (issue #14's tables): it
 // starts a stack of its own, grows one project to -scale-tasks tasks timing
-// read_room, get_task and hand_off_task (median of 5) on the way, restarts
+// read_room, get_task and hand_off_task (median of 11) on the way, restarts
 // the stack on that state timing how long it takes to be ready, then plays
 // -scale-agents concurrent agents, each level for -scale-duration with no
 // thinking and a -scale-timeout client timeout, and prints both tables:

@@ -33,7 +33,7 @@ type scaleOptions struct {
 var scaleCheckpoints = []int{1, 201, 401, 801, 1601, 3201, 5000, 10000, 20000}
 
 // scaleRepeats is how many times each call is timed per checkpoint (the median is printed).
-const scaleRepeats = 5
+const scaleRepeats = 11
 
 // runScale starts a local stack of its own, grows one project through
 // hand_off_task and times read_room, get_task and hand_off_task as it grows;
