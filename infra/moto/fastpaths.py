@@ -19,7 +19,13 @@ things in moto grow with the whole table on every request:
    and the length of the tables' streams, and restores those on a failure.
    Its checks and writes are moto's own, one after the other, unchanged.
 3. The request recorder (the state log the launcher replays at start) also
-   logs every read. Patched: it logs only requests that may change something.
+   logs every read, and logs each write with all its headers (the SDK's
+   user agent, invocation id, signature and date: half of an entry) and its
+   body in base64. Patched: it logs only requests that may change something,
+   each with the headers its replay needs (Host, Content-Type, X-Amz-Target,
+   and of Authorization the credential scope that names account, region and
+   service) and a body that is UTF-8 text as it is: 5,000 hand-offs' log
+   went from 46 MB to about half. The launcher replays both forms.
 
 Two more cost every request time in proportion to its answer, or a constant
 that dominates small requests:
@@ -74,10 +80,14 @@ it serves. Pinned to moto 5.2.5 (infra/requirements-local.txt): apply()
 refuses another version, as the patched functions' signatures are moto's.
 """
 
+import base64
 import bisect
 import copy
 import inspect
+import io
+import json
 import os
+import re
 import weakref
 
 MOTO_VERSION = "5.2.5"
@@ -158,6 +168,27 @@ class _PartitionIndex:
                 del order[i]
         if not bucket["items"]:
             del self.parts[name][key]
+
+
+# The headers a recorded write keeps: what moto needs to route and answer it again.
+_LOGGED_HEADERS = ("Host", "Content-Type", "X-Amz-Target")
+_CREDENTIAL = re.compile(r"Credential=[^,\s]+")
+
+
+def log_entry(headers, method, url, body):
+    """The recorder's log entry of one write, in the format moto's recorder
+    writes and the launcher replays, holding only what its replay needs."""
+    kept = {name: headers[name] for name in _LOGGED_HEADERS if headers.get(name)}
+    scope = _CREDENTIAL.search(headers.get("Authorization") or "")
+    if scope:
+        kept["Authorization"] = "AWS4-HMAC-SHA256 " + scope.group(0)
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    try:
+        text, encoded = body.decode("utf-8"), False
+    except UnicodeDecodeError:
+        text, encoded = base64.b64encode(body).decode("ascii"), True
+    return {"headers": kept, "method": method, "url": url, "body": text, "body_encoded": encoded}
 
 
 def _signature(table):
@@ -398,9 +429,18 @@ def apply():
     original_record = Recorder._record_request
 
     def record_request(self, request, body=None):
-        if request.headers.get("X-Amz-Target") in READ_ONLY_TARGETS:
+        target = request.headers.get("X-Amz-Target")
+        if target in READ_ONLY_TARGETS:
             return
-        return original_record(self, request, body)
+        if not target or not self._user_enabled:
+            return original_record(self, request, body)
+        if body is None:
+            length = int(request.headers.get("Content-Length") or 0)
+            body = request.environ["wsgi.input"].read(length) if length else b""
+            request.environ["wsgi.input"] = io.BytesIO(body)
+        with open(self._location, "a+") as log:
+            log.write(json.dumps(log_entry(request.headers, request.method, request.raw_url, body)))
+            log.write("\n")
 
     from moto.core import responses as core_responses
     from moto.core.serialize import BaseJSONSerializer

@@ -346,13 +346,16 @@ def main(argv):
     profile = cProfile.Profile() if profile_path else None
 
     # A signal that lands while stop runs would run stop again inside it, and
-    # wait forever for the lock the outer call holds: only the first one stops.
+    # wait forever for the lock the outer call holds: only the first one
+    # stops, and later ones are ignored (also while the interpreter exits).
     stopping = []
 
     def stop(signum, frame):
         if stopping:
             return
         stopping.append(signum)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         if profile is not None:
             with lock:
                 profile.dump_stats(profile_path)

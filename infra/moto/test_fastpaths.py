@@ -243,6 +243,51 @@ class Launcher(unittest.TestCase):
                 targets = [json.loads(line)["headers"].get("X-Amz-Target") for line in f]
             self.assertEqual(targets, ["DynamoDB_20120810.DeleteTable"])
 
+    def test_a_logged_write_keeps_what_its_replay_needs_and_replays(self):
+        import launcher
+        from moto.moto_api import recorder
+        from werkzeug.test import Client
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+        auth = ("AWS4-HMAC-SHA256 Credential=local/20261202/eu-west-1/dynamodb/aws4_request, "
+                "SignedHeaders=host;x-amz-date, Signature=" + "ab" * 32)
+        headers = {"Content-Type": "application/x-amz-json-1.0", "Authorization": auth,
+                   "User-Agent": "aws-sdk-go-v2/1.48.0 " + "x" * 100, "X-Amz-Date": "20261202T000000Z",
+                   "Amz-Sdk-Invocation-Id": "d854036b-8cc4-4e8d-a1dd-b35216d80ebb"}
+        table = {"TableName": "t", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                 "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}], "BillingMode": "PAY_PER_REQUEST"}
+        item = {"TableName": "t", "Item": {"pk": s("k1"), "text": s("naïve ☃ \"quoted\"\n"), "raw": {"B": "AAEC/w=="}}}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "log")
+            with mock_aws():
+                recorder._location = path
+                recorder._user_enabled = True
+                try:
+                    app = Client(DomainDispatcherApplication(create_backend_app))
+                    for target, body in (("CreateTable", table), ("PutItem", item)):
+                        answer = app.post("/", headers={**headers, "X-Amz-Target": "DynamoDB_20120810." + target}, data=json.dumps(body))
+                        self.assertEqual(answer.status_code, 200, answer.get_data(as_text=True))
+                finally:
+                    recorder._user_enabled = False
+            with open(path) as f:
+                entries = [json.loads(line) for line in f]
+            self.assertEqual(len(entries), 2)
+            for entry in entries:
+                self.assertEqual(set(entry["headers"]), {"Host", "Content-Type", "X-Amz-Target", "Authorization"})
+                self.assertEqual(entry["headers"]["Authorization"],
+                                 "AWS4-HMAC-SHA256 Credential=local/20261202/eu-west-1/dynamodb/aws4_request")
+                self.assertFalse(entry["body_encoded"])
+            self.assertEqual(json.loads(entries[1]["body"]), item)
+
+            with mock_aws():
+                from moto.dynamodb.models import dynamodb_backends
+                from moto.dynamodb.models.dynamo_type import DynamoType
+
+                app = DomainDispatcherApplication(create_backend_app)
+                self.assertEqual(launcher.replay(app, path), 2)
+                stored = dynamodb_backends["123456789012"]["eu-west-1"].get_table("t").get_item(DynamoType(s("k1")), None)
+                self.assertEqual(stored.to_json()["Attributes"], {**item["Item"], "raw": {"B": b"\x00\x01\x02\xff"}})
+
 
 if __name__ == "__main__":
     unittest.main()
