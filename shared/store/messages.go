@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // What notify keeps in the directory table:
@@ -46,6 +47,9 @@ type sentRecord struct {
 	Channel string `dynamodbav:"channel"`
 	SentAt  string `dynamodbav:"sent_at"`
 	TTL     int64  `dynamodbav:"ttl"`
+	// Claim names the claiming call, so that call's own write, retried by
+	// the SDK after its first attempt landed unanswered, is still its claim.
+	Claim string `dynamodbav:"claim"`
 }
 
 // PutSlackRef remembers the Slack message that asked about a step (subject
@@ -73,22 +77,30 @@ func (s *Store) SlackRef(ctx context.Context, taskID, subject string) (channel, 
 
 // ClaimSend records, once, that an event's message goes out on a channel:
 // true for the first caller, false (and no error) when it was claimed before,
-// so a redelivered event sends nothing twice.
+// so a redelivered event sends nothing twice. The claim carries a random id
+// its condition accepts, so a retry of this call's own write that had landed
+// (its answer lost) is still this call's claim, not another's: without it,
+// that message was never sent.
 func (s *Store) ClaimSend(ctx context.Context, eventID, channel string, now time.Time) (bool, error) {
 	if eventID == "" || channel == "" {
 		return false, fmt.Errorf("claim send: event id and channel are needed")
 	}
+	claim, err := newWriteID()
+	if err != nil {
+		return false, fmt.Errorf("claim %s send of %s: %w", channel, eventID, err)
+	}
 	item, err := marshalItem(sentRecord{
 		PK: sentPK(eventID), SK: channel, Type: "sent", EventID: eventID, Channel: channel,
-		SentAt: sortableTime(now), TTL: now.Add(SentRetention).Unix(),
+		SentAt: sortableTime(now), TTL: now.Add(SentRetention).Unix(), Claim: claim,
 	})
 	if err != nil {
 		return false, fmt.Errorf("claim %s send of %s: %w", channel, eventID, err)
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.tables.Directory),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		TableName:                 aws.String(s.tables.Directory),
+		Item:                      item,
+		ConditionExpression:       aws.String("attribute_not_exists(pk) OR claim = :claim"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":claim": &types.AttributeValueMemberS{Value: claim}},
 	})
 	if _, lost := failedCondition(err); lost {
 		return false, nil

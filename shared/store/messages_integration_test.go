@@ -8,8 +8,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/store/storetest"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -96,5 +101,33 @@ func TestClaimSendOncePerEventAndChannel(t *testing.T) {
 	// Sent markers and refs stay out of the by_agent index: agent tokens still list alone.
 	if n, err := s.RevokeAgentTokens(ctx, "alice/writer"); err != nil || n != 0 {
 		t.Errorf("revoke tokens of an agent without any = %d, %v", n, err)
+	}
+}
+
+// TestRetriedClaimThatLandedIsStillTheClaim: the network loses the answer
+// to a claim that was stored, and the SDK sends it again. Before the claim
+// carried its id, the retry failed its own condition and notify, told
+// "already sent", sent nothing: an owner's email that never went out.
+func TestRetriedClaimThatLandedIsStillTheClaim(t *testing.T) {
+	fx := storetest.New(t)
+	p := storetest.NewProxy(t)
+	st := p.Store(fx, func(o *dynamodb.Options) {
+		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(time.Second)
+	})
+	ctx := context.Background()
+	const id = "Step Requested:tsk_lost:stp_1:pending"
+	p.Inject(storetest.Rule{Fault: storetest.LostAnswer, Op: "PutItem", Times: 1})
+	if ok, err := st.ClaimSend(ctx, id, "email", base); err != nil || !ok {
+		t.Fatalf("a claim that landed, retried = %v, %v; want the claim", ok, err)
+	}
+	if got := p.Injected()[storetest.LostAnswer]; got != 1 {
+		t.Fatalf("the proxy lost %d answers, want 1", got)
+	}
+	if _, ops := p.Take(); ops["PutItem"] != 2 {
+		t.Errorf("requests %v, want the PutItem and its retry", ops)
+	}
+	// Another delivery's claim of the same event and channel still loses.
+	if ok, err := st.ClaimSend(ctx, id, "email", base); err != nil || ok {
+		t.Errorf("another delivery's claim = %v, %v; want already claimed", ok, err)
 	}
 }

@@ -44,11 +44,12 @@ func (l lineRecord) event() task.Event {
 	return task.Event{Seq: l.Seq, At: l.At, By: l.By, Action: l.Action, From: l.From, To: l.To, Note: l.Note}
 }
 
-// newMoveID names one move's line: 64 random bits, hex.
-func newMoveID() (string, error) {
+// newWriteID names one conditional write (a move's line, a send claim), so
+// its own retry after a first attempt that landed is known: 64 random bits, hex.
+func newWriteID() (string, error) {
 	b := make([]byte, 8)
 	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("move id: %w", err)
+		return "", fmt.Errorf("write id: %w", err)
 	}
 	return hex.EncodeToString(b), nil
 }

@@ -221,7 +221,7 @@ func (s *Store) planMove(ctx context.Context, t task.Task, e task.Event, prevVer
 		}
 		carried = tr.unfiled()
 	}
-	move, err := newMoveID()
+	move, err := newWriteID()
 	if err != nil {
 		return movePlan{}, err
 	}
