@@ -44,7 +44,10 @@ cleanup() {
     for _ in $(seq 1 50); do kill -0 "$STACK_PID" 2>/dev/null || break; sleep 0.1; done
     kill -KILL -- "-$STACK_PID" 2>/dev/null
   fi
-  [[ -f "$STATE_DIR/local.json" ]] && cp "$STATE_DIR/local.json" "$ARTIFACTS/local.json" 2>/dev/null
+  # The emulator's own lines and its write log: what a failed suite's requests did.
+  for f in local.json emulator.log dynamodb.log; do
+    [[ -f "$STATE_DIR/$f" ]] && cp "$STATE_DIR/$f" "$ARTIFACTS/$f" 2>/dev/null
+  done
   rm -rf "$STATE_DIR"
 }
 trap cleanup EXIT

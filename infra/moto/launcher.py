@@ -293,6 +293,14 @@ def serialized(app, lock, profile=None):
             body = b""
         environ["wsgi.input"] = io.BytesIO(body)
         environ["CONTENT_LENGTH"] = str(len(body))
+        # The SDKs number their tries of one call (amz-sdk-request: attempt=N;
+        # max=M): a write tried again after its first try landed fails its own
+        # condition, so every retry is worth a line in the emulator's log.
+        attempt = environ.get("HTTP_AMZ_SDK_REQUEST", "")
+        if attempt and not attempt.startswith("attempt=1;"):
+            target = environ.get("HTTP_X_AMZ_TARGET", "?")
+            invocation = environ.get("HTTP_AMZ_SDK_INVOCATION_ID", "?")
+            print(f"moto: a retried request ({attempt}): {target}, invocation {invocation}", file=sys.stderr, flush=True)
         with lock:
             if profile is not None:
                 profile.enable()
