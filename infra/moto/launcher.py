@@ -4,24 +4,28 @@ Why not moto's own `moto_server` command: it serves threaded, and moto's
 DynamoDB backend takes no lock, so two racing conditional writes can both
 succeed against it. Real DynamoDB serializes writes to one item. This
 launcher serves the same WSGI app (moto.moto_server.werkzeug_app:
-DomainDispatcherApplication(create_backend_app)) with waitress, and runs the
+DomainDispatcherApplication(create_backend_app)) with werkzeug, and runs the
 app under one lock, taken in the order requests arrive: a request's body is
 read first, then the request is handled, and its answer built, strictly one
 after another, as a single-threaded server would.
 
-Why waitress (PyPI, ZPL 2.1, no dependencies), not werkzeug's server: waitress
-speaks HTTP/1.1 keep-alive correctly (one event loop reads each connection's
-requests whole and in order; a few worker threads run them, first come first
-served), so a client keeps its connections instead of paying a TCP connect
-and a server thread per request. werkzeug's threaded server switches to
-keep-alive too, but its request handler does not support it: after each
-answer it reads and discards whatever the socket holds for 10 ms, which can be
-the client's next request on the kept connection. Under the integration
-suite's parallel packages a CreateEventBus of a fresh, random name was
-answered "already exists" there: the same request served twice, most likely
-the SDK retrying a request it saw no answer to. infra/local's
-TestKeptAliveRequestsAreServedOnce sends many fresh writes over kept-alive
-connections and checks each was logged, and so served, exactly once.
+Why werkzeug's threaded server (moto's own dependency) with HTTP/1.0, one
+request per connection: both servers tried with keep-alive lose answers.
+werkzeug's threaded server turns keep-alive on, and its request handler, after
+each answer, reads and discards for 10 ms whatever the socket holds, which can
+be the client's next request (the integration suite once saw a CreateEventBus
+answered "already exists": the SDK's retry of a request served unanswered).
+waitress (HTTP/1.1 keep-alive, used for a while) lost answers too: the Go SDK
+read "use of closed network connection" in the body of an answer it had the
+headers of, and sent the request again, which was then served twice; 30 to 50
+SDK retries in each run of shared/web's integration tests, 0 with this server
+(the lines this launcher prints for a retried request, and the SDK's
+LogRetries). A retried write fails its own condition: a sign-in link that says
+"already used", a notification never sent. A connection per request costs a
+TCP connect and a thread, well below one request's handling in moto.
+infra/local's TestRequestsAreServedOnce sends many fresh writes from many
+goroutines and checks each was logged, and so served, exactly once, and that
+the emulator saw no retried request.
 
 The patches of fastpaths.py (installed before serving) keep moto's Query,
 TransactWriteItems and request recorder from growing with the table.
@@ -67,19 +71,9 @@ from urllib.parse import urlsplit
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fastpaths  # noqa: E402
 
-# How many connections may wait to be accepted, and be open at once: more
-# than the agents a load run plays and the stack's DynamoDB clients keep.
+# How many connections may wait to be accepted: more than the agents a load
+# run plays, each with a request in flight.
 LISTEN_QUEUE = 4096
-CONNECTION_LIMIT = 4096
-
-# Worker threads: the lock runs one request at a time, so one more than that
-# only lets the next request wait at the lock while an answer is handed over.
-THREADS = 2
-
-# How long an idle kept-alive connection stays open: longer than the Go
-# SDK's 90 s idle timeout, so the client, not the server, closes it (a
-# request sent as the server closes would not be answered, and be retried).
-IDLE_TIMEOUT = 300
 
 SNAPSHOT_VERSION = 1
 
@@ -376,33 +370,23 @@ def main(argv):
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     server = make_server(serialized(app, lock, profile), args.host, args.port)
-    print(f"moto: serving http://{args.host}:{args.port} (HTTP/1.1 keep-alive, one request at a time)", flush=True)
-    server.run()
+    print(f"moto: serving http://{args.host}:{args.port} (threaded, one request per connection, one at a time)", flush=True)
+    server.serve_forever()
 
 
 def make_server(app, host, port):
-    """A waitress server of app on host:port, bound and listening."""
-    import logging
+    """A threaded werkzeug server of app on host:port, bound and listening,
+    that answers HTTP/1.0: one request per connection."""
+    from moto.moto_server.werkzeug_app import MotoRequestHandler
+    from werkzeug.serving import BaseWSGIServer
+    from werkzeug.serving import make_server as werkzeug_server
 
-    from waitress.server import create_server
+    class OneRequestPerConnection(MotoRequestHandler):
+        protocol_version = "HTTP/1.0"
 
-    # Waitress warns of its queue depth whenever requests wait for a thread:
-    # with one request at a time, that is every request under load.
-    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    return create_server(
-        app,
-        host=host,
-        port=port,
-        threads=THREADS,
-        backlog=LISTEN_QUEUE,
-        connection_limit=CONNECTION_LIMIT,
-        channel_timeout=IDLE_TIMEOUT,
-        # select() cannot watch more than 1,024 sockets.
-        asyncore_use_poll=True,
-        ident="moto",
-        # A request's header and body: DynamoDB's own bound is 16 MB (BatchWriteItem).
-        max_request_body_size=16 << 20,
-    )
+    BaseWSGIServer.request_queue_size = LISTEN_QUEUE
+    return werkzeug_server(host, port, app, threaded=True, request_handler=OneRequestPerConnection)
+
 
 if __name__ == "__main__":
     main(sys.argv[1:])

@@ -24,12 +24,11 @@ const (
 	// endpoint: the single-threaded local emulator queues concurrent requests
 	// for seconds under load, which DynamoDB does not.
 	EmulatorAttemptTimeout = 30 * time.Second
-	// EmulatorConnections caps a client's open connections to a configured
-	// endpoint; further requests wait in the client, first come first
-	// served. The local emulator serves one request at a time, and its event
-	// loop visits every open connection on each pass: measured with 200
-	// agents (infra/load -scale), uncapped clients opened about 200 and
-	// halved its throughput, while 16 keep it busy and queue nothing there.
+	// EmulatorConnections caps a client's connections in flight to a
+	// configured endpoint; further requests wait in the client, first come
+	// first served. The local emulator serves one request at a time: measured
+	// with 200 agents (infra/load -scale), uncapped clients opened about 200
+	// and halved its throughput, while 16 keep it busy and queue nothing there.
 	EmulatorConnections = 16
 )
 
