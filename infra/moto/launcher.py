@@ -20,7 +20,10 @@ read "use of closed network connection" in the body of an answer it had the
 headers of, and sent the request again, which was then served twice; 30 to 50
 SDK retries in each run of shared/web's integration tests, 0 with this server
 (the lines this launcher prints for a retried request, and the SDK's
-LogRetries). A retried write fails its own condition: a sign-in link that says
+LogRetries). So did werkzeug's server with HTTP/1.0 on a pool of 4 worker
+threads, where accepted connections wait their turn unread (17 and 19 a run):
+a thread per connection, reading each request as it arrives, served none
+twice. A retried write fails its own condition: a sign-in link that says
 "already used", a notification never sent. A connection per request costs a
 TCP connect and a thread, well below one request's handling in moto.
 infra/local's TestRequestsAreServedOnce sends many fresh writes from many
