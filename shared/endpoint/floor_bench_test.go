@@ -1,6 +1,7 @@
 package endpoint_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -39,38 +40,91 @@ func BenchmarkFloor(b *testing.B) {
 	benchCall(b, h, "any", "get_task", `{"task_id":"t1"}`, nil)
 }
 
+// BenchmarkFloorRoomAnswer is the floor under read_room's answer: the same
+// bare mcp-go server answering, from memory, the exact bytes Prickle's
+// read_room answers in BenchmarkToolCallInMemory (ten tasks and a pulse, as
+// structuredContent and as text). mcp-go's encoding of an answer grows with
+// its size, so read_room above this floor is what Prickle adds to it.
+func BenchmarkFloorRoomAnswer(b *testing.B) {
+	room := newBenchRoom(b)
+	out, err := room.svc.ReadRoom(context.Background(), room.caller(benchWriter), team.ReadRoomInput{Project: benchProject})
+	if err != nil {
+		b.Fatal(err)
+	}
+	answer, err := json.Marshal(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := server.NewMCPServer("floor", "0", server.WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("read_room", mcp.WithString("project", mcp.Required())),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(answer))}, StructuredContent: json.RawMessage(answer)}, nil
+		})
+	h := server.NewStreamableHTTPServer(s, server.WithStateLess(true), server.WithDisableStreaming(true))
+	benchCall(b, h, "any", "read_room", `{"project":"website-v2"}`, nil)
+}
+
 // BenchmarkToolCallInMemory is BenchmarkToolCall over the team's in-memory
 // store (teamtest) and an in-memory token table: the whole endpoint
 // (bearer token, argument checks, routing by Mcp-Name, the tool, the
 // answer and its output check) with no emulator round trip, so ns/op is
-// Prickle's CPU per call. Compare it with BenchmarkFloor in the same run.
+// Prickle's CPU per call. Compare it with BenchmarkFloor in the same run,
+// and read_room with BenchmarkFloorRoomAnswer.
 func BenchmarkToolCallInMemory(b *testing.B) {
+	room := newBenchRoom(b)
+	b.Run("get_task", func(b *testing.B) {
+		benchCall(b, room.h, room.secrets[benchWriter], "get_task", fmt.Sprintf(`{"task_id":%q}`, room.working), nil)
+	})
+	b.Run("read_room", func(b *testing.B) {
+		benchCall(b, room.h, room.secrets[benchWriter], "read_room", `{"project":"website-v2"}`, nil)
+	})
+	b.Run("update_pulse", func(b *testing.B) {
+		benchCall(b, room.h, room.secrets[benchWriter], "update_pulse", fmt.Sprintf(`{"project":"website-v2","doing":"Drafting the hero copy.","task_id":%q,"files":["site/hero.md"]}`, room.working), nil)
+	})
+	b.Run("save_checkpoint", func(b *testing.B) {
+		benchCall(b, room.h, room.secrets[benchWriter], "save_checkpoint", fmt.Sprintf(`{"task_id":%q,"progress":"Two drafts."}`, room.working), nil)
+	})
+}
+
+const benchProject, benchWriter, benchReviewer = "website-v2", "alice/writer", "bob/reviewer"
+
+// benchRoom is the in-memory benchmarks' project: a writer working on one
+// task, ten more handed to them, and the reviewer's pulse.
+type benchRoom struct {
+	svc     *team.Service
+	h       http.Handler
+	secrets map[string]string
+	working string
+}
+
+func (benchRoom) caller(agent string) identity.Caller {
+	owner, _, _ := strings.Cut(agent, "/")
+	return identity.Caller{Agent: agent, Owner: owner, Kind: identity.KindAgent, Projects: []string{benchProject}, ProjectsKnown: true}
+}
+
+func newBenchRoom(b *testing.B) benchRoom {
 	ctx := context.Background()
 	st := teamtest.New()
-	const project, writer, reviewer = "website-v2", "alice/writer", "bob/reviewer"
-	st.AddProject(team.Project{Slug: project, Name: "Website v2", StepDeadline: step.DefaultPendingDeadline, OwnerApprovalTypes: []string{"doc"}})
+	st.AddProject(team.Project{Slug: benchProject, Name: "Website v2", StepDeadline: step.DefaultPendingDeadline, OwnerApprovalTypes: []string{"doc"}})
 	tokens := memTokens{}
-	secrets := map[string]string{}
-	for _, a := range []string{writer, reviewer} {
-		st.AddAgent(team.Agent{ID: a, Projects: []string{project}})
+	room := benchRoom{secrets: map[string]string{}}
+	for _, a := range []string{benchWriter, benchReviewer} {
+		st.AddAgent(team.Agent{ID: a, Projects: []string{benchProject}})
 		secret, err := identity.NewSecret(identity.KindAgent)
 		if err != nil {
 			b.Fatal(err)
 		}
-		tokens[identity.Hash(secret)] = identity.Token{Hash: identity.Hash(secret), Kind: identity.KindAgent, Agent: a, Projects: []string{project}, ProjectsKnown: true}
-		secrets[a] = secret
+		tokens[identity.Hash(secret)] = identity.Token{Hash: identity.Hash(secret), Kind: identity.KindAgent, Agent: a, Projects: []string{benchProject}, ProjectsKnown: true}
+		room.secrets[a] = secret
 	}
-	svc := team.New(st)
-	h, err := endpoint.InProcess(endpoint.Config{Service: svc, Tokens: tokens, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	room.svc = team.New(st)
+	h, err := endpoint.InProcess(endpoint.Config{Service: room.svc, Tokens: tokens, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}
-	caller := func(agent string) identity.Caller {
-		owner, _, _ := strings.Cut(agent, "/")
-		return identity.Caller{Agent: agent, Owner: owner, Kind: identity.KindAgent, Projects: []string{project}, ProjectsKnown: true}
-	}
-	newTask := func(b *testing.B, accept bool) string {
-		out, err := svc.HandOffTask(ctx, caller(reviewer), team.HandOffInput{Project: project, Assignee: writer, Packet: team.PacketInput{
+	room.h = h
+	newTask := func(accept bool) string {
+		out, err := room.svc.HandOffTask(ctx, room.caller(benchReviewer), team.HandOffInput{Project: benchProject, Assignee: benchWriter, Packet: team.PacketInput{
 			Task: "Draft the hero headline and CTA for the new landing page.", DeliverableType: "answer",
 			AcceptanceCriteria: []string{"Headline of at most 8 words.", "CTA invites visitors to try the demo."},
 		}})
@@ -78,31 +132,20 @@ func BenchmarkToolCallInMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 		if accept {
-			if _, err := svc.AcceptTask(ctx, caller(writer), team.AcceptInput{TaskID: out.Task.ID}); err != nil {
+			if _, err := room.svc.AcceptTask(ctx, room.caller(benchWriter), team.AcceptInput{TaskID: out.Task.ID}); err != nil {
 				b.Fatal(err)
 			}
 		}
 		return out.Task.ID
 	}
-	working := newTask(b, true)
-	if _, err := svc.UpdatePulse(ctx, caller(reviewer), team.UpdatePulseInput{Project: project, Doing: "Reviewing."}); err != nil {
+	room.working = newTask(true)
+	if _, err := room.svc.UpdatePulse(ctx, room.caller(benchReviewer), team.UpdatePulseInput{Project: benchProject, Doing: "Reviewing."}); err != nil {
 		b.Fatal(err)
 	}
 	for range 10 {
-		newTask(b, false)
+		newTask(false)
 	}
-	b.Run("get_task", func(b *testing.B) {
-		benchCall(b, h, secrets[writer], "get_task", fmt.Sprintf(`{"task_id":%q}`, working), nil)
-	})
-	b.Run("read_room", func(b *testing.B) {
-		benchCall(b, h, secrets[writer], "read_room", `{"project":"website-v2"}`, nil)
-	})
-	b.Run("update_pulse", func(b *testing.B) {
-		benchCall(b, h, secrets[writer], "update_pulse", fmt.Sprintf(`{"project":"website-v2","doing":"Drafting the hero copy.","task_id":%q,"files":["site/hero.md"]}`, working), nil)
-	})
-	b.Run("save_checkpoint", func(b *testing.B) {
-		benchCall(b, h, secrets[writer], "save_checkpoint", fmt.Sprintf(`{"task_id":%q,"progress":"Two drafts."}`, working), nil)
-	})
+	return room
 }
 
 // memTokens is a token table in memory, by hash.
@@ -119,12 +162,15 @@ func (m memTokens) TokenByHash(_ context.Context, hash string) (identity.Token, 
 // benchCall runs one tools/call per iteration. With setup, each iteration
 // first gets its token and arguments from it, off the clock. One call before
 // the loop, not counted, pays what happens once per process (compiling the
-// tool's schemas, the first connection), so allocs/op are per call whatever
-// the -benchtime. cpu-ns/op is the process's CPU time per call, the figure
-// to compare on a machine shared with other work.
+// tool's schemas, the first connection) and has its answer decoded whole;
+// the counted calls' answers are checked by their bytes (status, a JSON-RPC
+// result, no isError), so the client's decoding of a large answer is not
+// charged to the server. allocs/op are per call whatever the -benchtime.
+// cpu-ns/op is the process's CPU time per call, the figure to compare on a
+// machine shared with other work.
 func benchCall(b *testing.B, h http.Handler, token, tool, args string, setup func(*testing.B) (string, string)) {
 	b.ReportAllocs()
-	send := func(token, args string) {
+	send := func(token, args string) *httptest.ResponseRecorder {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args +
 			`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
 		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
@@ -136,14 +182,10 @@ func benchCall(b *testing.B, h http.Handler, token, tool, args string, setup fun
 		req.Header.Set("Mcp-Name", tool)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
-		var resp struct {
-			Result *struct {
-				IsError bool `json:"isError"`
-			} `json:"result"`
+		if body := w.Body.Bytes(); w.Code != http.StatusOK || !bytes.HasPrefix(body, []byte(`{"jsonrpc":"2.0","id":1,"result":{`)) || bytes.Contains(body, []byte(`"isError":true`)) {
+			b.Fatalf("%s: HTTP %d %s", tool, w.Code, body)
 		}
-		if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil || resp.Result == nil || resp.Result.IsError {
-			b.Fatalf("%s: HTTP %d %s", tool, w.Code, w.Body.String())
-		}
+		return w
 	}
 	next := func() (string, string) {
 		if setup == nil {
@@ -153,7 +195,16 @@ func benchCall(b *testing.B, h http.Handler, token, tool, args string, setup fun
 		defer b.StartTimer()
 		return setup(b)
 	}
-	send(next())
+	first := send(next())
+	var resp struct {
+		Result *struct {
+			IsError bool            `json:"isError"`
+			Content json.RawMessage `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(first.Body.Bytes(), &resp); err != nil || resp.Result == nil || resp.Result.IsError || len(resp.Result.Content) < 3 {
+		b.Fatalf("%s: HTTP %d %s", tool, first.Code, first.Body.String())
+	}
 	before := cpuTime(b)
 	for b.Loop() {
 		send(next())
