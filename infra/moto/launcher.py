@@ -387,6 +387,10 @@ def make_server(app, host, port):
     class OneRequestPerConnection(MotoRequestHandler):
         protocol_version = "HTTP/1.0"
 
+        def log_request(self, code="-", size="-"):
+            """Nothing: a line per request would grow the emulator's log with
+            every call of a stack that runs for weeks."""
+
     BaseWSGIServer.request_queue_size = LISTEN_QUEUE
     return werkzeug_server(host, port, app, threaded=True, request_handler=OneRequestPerConnection)
 
