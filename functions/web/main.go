@@ -29,5 +29,5 @@ func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	st := store.New(client, store.TablesFromEnv())
 	svc := team.New(st)
 	svc.Events = events
-	return web.New(web.Config{Service: svc, Store: st, Room: st, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), ImageHosts: config.ImageHosts(config.OS), Log: log}), nil
+	return web.New(web.Config{Service: svc, Store: st, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), ImageHosts: config.ImageHosts(config.OS), Log: log}), nil
 }

@@ -216,7 +216,7 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 		return nil, err
 	}
 	// Owners' sign-in links go out like approval requests: into the dev outbox.
-	pages := web.New(web.Config{Service: svc, Store: e.store, Room: e.store, Signer: e.signer, BaseURL: baseURL, Outbox: box, Now: time.Now, Log: log.With("function", "web")})
+	pages := web.New(web.Config{Service: svc, Store: e.store, Signer: e.signer, BaseURL: baseURL, Outbox: box, Now: time.Now, Log: log.With("function", "web")})
 	receiver := wake.NewReceiver(e.store, func(_ context.Context, agent string, p wake.Payload) error {
 		body, _ := json.Marshal(p)
 		box.Add(outbox.Message{Channel: outbox.ChannelWake, To: agent, Subject: "wake " + agent + ": " + p.Reason + " " + p.TaskID,

@@ -138,16 +138,16 @@ func (h *Handler) ownersPage(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) ownersViewOf(r *http.Request, me session.Session, p team.Project) (*ownersView, error) {
 	ctx := r.Context()
 	now := h.now()
-	grants, err := h.room.ProjectGrants(ctx, p.Slug)
+	grants, err := h.cfg.Store.ProjectGrants(ctx, p.Slug)
 	if err != nil {
 		return nil, err
 	}
-	budgets, err := h.room.ProjectBudgets(ctx, p.Slug)
+	budgets, err := h.cfg.Store.ProjectBudgets(ctx, p.Slug)
 	if err != nil {
 		return nil, err
 	}
 	day := budget.Day(now)
-	spend, err := h.room.ProjectSpend(ctx, p.Slug, day)
+	spend, err := h.cfg.Store.ProjectSpend(ctx, p.Slug, day)
 	if err != nil {
 		return nil, err
 	}

@@ -138,7 +138,7 @@ func (h *Handler) taskViewOf(r *http.Request, me session.Session) (*taskView, in
 	if err != nil {
 		return nil, 0, err
 	}
-	steps, err := h.room.StepsForTask(r.Context(), t.ID)
+	steps, err := h.cfg.Store.StepsForTask(r.Context(), t.ID)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -176,7 +176,7 @@ func (h *Handler) taskViewOf(r *http.Request, me session.Session) (*taskView, in
 		v.Steps = append(v.Steps, pendingStep{stepView: viewStep(eff), ID: eff.ID, Owner: ownerOf(eff.Agent),
 			CanDecide: ownerOf(eff.Agent) == me.Owner && t.State.Open(), Grant: grantChoiceOf(eff)})
 	}
-	grants, err := h.room.ProjectGrants(r.Context(), t.Project)
+	grants, err := h.cfg.Store.ProjectGrants(r.Context(), t.Project)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -93,7 +93,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 
-	srv := &http.Server{Handler: web.New(web.Config{Service: svc, Store: st, Room: st, Signer: signer, BaseURL: base, Outbox: box, Log: log}), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: web.New(web.Config{Service: svc, Store: st, Signer: signer, BaseURL: base, Outbox: box, Log: log}), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	out, _ := json.Marshal(links)
