@@ -38,6 +38,7 @@ import (
 	"github.com/useprickle/prickle/shared/taskstream"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
+	"github.com/useprickle/prickle/shared/wakeup"
 	"github.com/useprickle/prickle/shared/web"
 )
 
@@ -272,11 +273,11 @@ func (e *environment) registerWakeHooks(ctx context.Context, baseURL string) err
 				return fmt.Errorf("wake hook of %s: %w", agent, err)
 			}
 		}
-		secret, err := wake.NewSecret()
+		secret, err := wakeup.NewSecret()
 		if err != nil {
 			return err
 		}
-		h := wake.Hook{Agent: agent, URL: baseURL + wake.ReceiverPath + agent, Secret: secret, UpdatedAt: time.Now().UTC()}
+		h := wakeup.Hook{Agent: agent, URL: baseURL + wake.ReceiverPath + agent, Secret: secret, UpdatedAt: time.Now().UTC()}
 		if err := e.store.PutWakeHook(ctx, h); err != nil {
 			return fmt.Errorf("wake hook of %s: %w", agent, err)
 		}
