@@ -21,6 +21,7 @@ import (
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/bus"
+	"github.com/useprickle/prickle/shared/cfn"
 	prconfig "github.com/useprickle/prickle/shared/config"
 	"github.com/useprickle/prickle/shared/endpoint"
 	"github.com/useprickle/prickle/shared/event"
@@ -49,9 +50,9 @@ var localParams = map[string]string{"Stage": "local"}
 type environment struct {
 	store  *store.Store
 	tables map[string]string
-	rules  []stack.Rule
+	rules  []cfn.Rule
 	// streams are the functions reading table streams, which the stack follows with these clients.
-	streams       []stack.StreamSource
+	streams       []cfn.StreamSource
 	client        *dynamodb.Client
 	streamsClient *dynamodbstreams.Client
 	tokens        map[string]string
@@ -65,7 +66,7 @@ type environment struct {
 // prepare creates the tables template.yaml declares, seeds an empty store,
 // and settles the demo tokens and the approval links' signing key.
 func prepare(ctx context.Context, cfg config, endpointURL string) (*environment, error) {
-	tmpl, err := stack.LoadTemplate(cfg.template)
+	tmpl, err := cfn.LoadTemplate(cfg.template)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +90,7 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 	if err != nil {
 		return nil, err
 	}
-	if err := stack.CreateTables(ctx, client, specs); err != nil {
+	if err := cfn.CreateTables(ctx, client, specs); err != nil {
 		return nil, fmt.Errorf("create tables from %s: %w", cfg.template, err)
 	}
 	st := store.New(client, store.Tables{
