@@ -37,8 +37,7 @@ func StartMCP(tools ...string) {
 // names the browser origins it serves, and PUBLIC_BASE_URL, when set, turns
 // on OAuth access tokens for PUBLIC_BASE_URL/mcp.
 func NewMCP(log *slog.Logger, tools ...string) (*endpoint.Handler, error) {
-	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
-	st := store.New(client, store.TablesFromEnv())
+	st := store.FromEnv()
 	svc := team.New(st)
 	// What a tool call changed (Task Routed, Result Returned, ...) goes out
 	// on the bus; the front, which hands tool calls on, never publishes.
