@@ -49,16 +49,16 @@ func NewMCP(log *slog.Logger, tools ...string) (*endpoint.Handler, error) {
 	}
 	if len(tools) == 0 {
 		var err error
-		if cfg.Route, err = toolRoutes(); err != nil {
+		if cfg.ToolHandler, err = toolForwards(); err != nil {
 			return nil, err
 		}
 	}
 	return endpoint.New(cfg)
 }
 
-// toolRoutes hands each tool call to the tool's function by Lambda Invoke,
+// toolForwards hands each tool call to the tool's function by Lambda Invoke,
 // when the environment names the functions (as template.yaml does).
-func toolRoutes() (func(string) http.Handler, error) {
+func toolForwards() (func(string) http.Handler, error) {
 	names := map[string]string{}
 	for _, t := range catalog.All() {
 		if fn := os.Getenv("TOOL_FUNCTION_" + strings.ToUpper(t.Name)); fn != "" {
