@@ -251,7 +251,7 @@ func (h *Handler) endSessions(w http.ResponseWriter, r *http.Request, everywhere
 		r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 		if err := r.ParseForm(); err != nil || !h.sameOrigin(r) || !h.keys.CheckFormToken(s, r.PostForm.Get("csrf")) {
 			infoOf(r).outcome = "bad_csrf"
-			h.render(w, r, http.StatusForbidden, "message.html", page{chrome: chrome{Title: "Refused"}, Heading: "Not signed out",
+			h.message(w, r, http.StatusForbidden, messageView{chrome: chrome{Title: "Refused"}, Heading: "Not signed out",
 				Notice: "This form did not come from Prickle's page. Use the Sign out button.", NoticeClass: "error"})
 			return
 		}
@@ -313,11 +313,6 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request, me session.Se
 		v.CSRF = h.keys.FormToken(me)
 	}
 	h.render(w, r, http.StatusNotFound, "room-message.html", v)
-}
-
-type messageView struct {
-	chrome
-	Heading, Notice, NoticeClass string
 }
 
 type homeView struct {

@@ -261,6 +261,21 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	}
 }
 
+// messageView is every page that only says something: the bare answers of
+// the approval pages and sign-out (message.html) and the signed-in pages'
+// refusals and not-found (room-message.html).
+type messageView struct {
+	chrome
+	Heading, Notice, NoticeClass string
+}
+
+// message renders the bare message page: the brand alone, as the approval
+// pages are, since it answers a link opened from a message.
+func (h *Handler) message(w http.ResponseWriter, r *http.Request, status int, v messageView) {
+	v.Bare = true
+	h.render(w, r, status, "message.html", &v)
+}
+
 func (h *Handler) now() time.Time { return h.cfg.Now().UTC() }
 
 var errNoService = errors.New("web: no team service configured")
