@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/useprickle/prickle/shared/catalog"
+	"github.com/useprickle/prickle/shared/httprec"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/jsonlimit"
 	"github.com/useprickle/prickle/shared/mcpserver"
@@ -136,7 +137,7 @@ func (p rpcPeek) rpcStatus(code int) int {
 // ServeHTTP authenticates, bounds, validates, routes and logs one request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := h.cfg.Now()
-	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	rec := &recorder{Recorder: httprec.New(w)}
 	line := requestLog{method: r.Method}
 	defer func() { h.logRequest(r, rec, &line, start) }()
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/httprec"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/pause"
 	"github.com/useprickle/prickle/shared/team"
@@ -103,10 +104,10 @@ type requestLine struct {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	line := &requestLine{}
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	rec := httprec.New(w)
 	defer func() {
 		h.cfg.Log.InfoContext(r.Context(), "runner request", "path", r.URL.Path, "http_method", r.Method,
-			"caller", line.caller, "status", rec.status, "outcome", line.outcome, "claimed", line.claimed,
+			"caller", line.caller, "status", rec.Status, "outcome", line.outcome, "claimed", line.claimed,
 			"latency_ms", float64(time.Since(start).Microseconds())/1000)
 	}()
 	rec.Header().Set("Cache-Control", "no-store")
@@ -312,15 +313,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
-}
-
-// statusRecorder keeps the status for the request's log line.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *statusRecorder) WriteHeader(status int) {
-	r.status = status
-	r.ResponseWriter.WriteHeader(status)
 }

@@ -41,6 +41,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/budget"
 	"github.com/useprickle/prickle/shared/grant"
+	"github.com/useprickle/prickle/shared/httprec"
 	"github.com/useprickle/prickle/shared/layout"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/outbox"
@@ -189,11 +190,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("X-Content-Type-Options", "nosniff")
-	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	rec := httprec.New(w)
 	info := &requestInfo{}
 	h.mux.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), infoKey{}, info)))
 	_, pattern := h.mux.Handler(r)
-	attrs := []any{"method", r.Method, "route", pattern, "status", rec.status, "duration_ms", time.Since(start).Milliseconds()}
+	attrs := []any{"method", r.Method, "route", pattern, "status", rec.Status, "duration_ms", time.Since(start).Milliseconds()}
 	if info.kind != "" {
 		attrs = append(attrs, "link_kind", info.kind, "task", info.task)
 	}
@@ -219,16 +220,6 @@ func infoOf(r *http.Request) *requestInfo {
 		return i
 	}
 	return &requestInfo{}
-}
-
-type recorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *recorder) WriteHeader(code int) {
-	r.status = code
-	r.ResponseWriter.WriteHeader(code)
 }
 
 // render writes a page with its status; only public pages (the tool reference) are cached.
