@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/useprickle/prickle/shared/team/teamtest"
+	"github.com/useprickle/prickle/shared/web"
 )
 
 func TestApprovalFlowsInMemory(t *testing.T) {
@@ -14,4 +15,15 @@ func TestApprovalFlowsInMemory(t *testing.T) {
 		st.AddAgent(review)
 		return st
 	})
+}
+
+// TestNewRequiresAStore: a wiring without the pages' store fails where it
+// is built, instead of serving pages that cannot read anything.
+func TestNewRequiresAStore(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("web.New without a Store did not panic")
+		}
+	}()
+	web.New(web.Config{Signer: signer})
 }
