@@ -7,32 +7,21 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/useprickle/prickle/shared/awsenv"
 	"github.com/useprickle/prickle/shared/bus"
 	"github.com/useprickle/prickle/shared/config"
+	"github.com/useprickle/prickle/shared/lambdamain"
 	"github.com/useprickle/prickle/shared/notify"
 	"github.com/useprickle/prickle/shared/notify/ses"
 	"github.com/useprickle/prickle/shared/notify/slackapi"
 	"github.com/useprickle/prickle/shared/store"
 )
 
-func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	slog.SetDefault(log)
-	n, err := build(context.Background(), log)
-	if err != nil {
-		log.Error("start", "error", err.Error())
-		os.Exit(1)
-	}
-	lambda.Start(bus.FromCloudWatch(n.Handle))
-}
+func main() { lambdamain.Start(build) }
 
-func build(ctx context.Context, log *slog.Logger) (*notify.Notifier, error) {
-	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
-	st := store.New(client, store.TablesFromEnv())
+func build(ctx context.Context, log *slog.Logger) (any, error) {
+	st := store.FromEnv()
 	params := &config.LazySSM{}
 	signer, err := config.Signer(ctx, config.OS, params)
 	if err != nil {
@@ -45,7 +34,7 @@ func build(ctx context.Context, log *slog.Logger) (*notify.Notifier, error) {
 	if n.Mail, n.Slack, err = channels(ctx, config.OS, params, log); err != nil {
 		return nil, err
 	}
-	return n, nil
+	return bus.FromCloudWatch(n.Handle), nil
 }
 
 // channels builds the owners' channels a function is configured with:

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"os"
 
 	"github.com/useprickle/prickle/shared/config"
 	"github.com/useprickle/prickle/shared/lambdahttp"
@@ -33,6 +32,6 @@ func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	if err != nil {
 		return nil, errors.Join(errors.New("oauth: session keys"), err)
 	}
-	st := store.New(store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT")), store.TablesFromEnv())
+	st := store.FromEnv()
 	return oauth.New(oauth.Config{BaseURL: base, Grants: st, Directory: st, Keys: keys, Documents: oauth.NewDocuments(false), Log: log})
 }

@@ -3,24 +3,21 @@
 package main
 
 import (
+	"context"
 	"log/slog"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/useprickle/prickle/shared/bus"
+	"github.com/useprickle/prickle/shared/lambdamain"
 	"github.com/useprickle/prickle/shared/route"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/team"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	slog.SetDefault(log)
-	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
-	events := bus.FromEnv()
-	st := store.New(client, store.TablesFromEnv())
-	svc := team.New(st)
-	svc.Events = events
-	lambda.Start(bus.FromCloudWatch(bus.Once(route.Target, st, route.New(svc).Handle)))
+	lambdamain.Start(func(context.Context, *slog.Logger) (any, error) {
+		st := store.FromEnv()
+		svc := team.New(st)
+		svc.Events = bus.FromEnv()
+		return bus.FromCloudWatch(bus.Once(route.Target, st, route.New(svc).Handle)), nil
+	})
 }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"os"
 
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/config"
@@ -24,6 +23,6 @@ func build(_ context.Context, log *slog.Logger) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT")), store.TablesFromEnv())
+	st := store.FromEnv()
 	return pull.New(pull.Config{Tokens: st, Queue: st, Runs: admin.New(st), Log: log, Visibility: visibility}), nil
 }

@@ -10,7 +10,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/useprickle/prickle/shared/bus"
@@ -47,7 +46,7 @@ func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	}
 	// Slack waits 3 seconds for the answer; views.open and response_url calls must fit in it.
 	api := &slackapi.Client{Token: token, BaseURL: slackapi.DefaultBaseURL, HTTP: &http.Client{Timeout: 2 * time.Second}}
-	st := store.New(store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT")), store.TablesFromEnv())
+	st := store.FromEnv()
 	svc := team.New(st)
 	svc.Events = bus.FromEnv()
 	return slackin.New(slackin.Config{

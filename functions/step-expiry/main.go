@@ -3,23 +3,21 @@
 package main
 
 import (
+	"context"
 	"log/slog"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/useprickle/prickle/shared/bus"
 	"github.com/useprickle/prickle/shared/expiry"
+	"github.com/useprickle/prickle/shared/lambdamain"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/team"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	slog.SetDefault(log)
-	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
-	events := bus.FromEnv()
-	svc := team.New(store.New(client, store.TablesFromEnv()))
-	svc.Events = events
-	lambda.Start(expiry.New(svc, events).Handle)
+	lambdamain.Start(func(context.Context, *slog.Logger) (any, error) {
+		events := bus.FromEnv()
+		svc := team.New(store.FromEnv())
+		svc.Events = events
+		return expiry.New(svc, events).Handle, nil
+	})
 }

@@ -4,19 +4,17 @@
 package main
 
 import (
+	"context"
 	"log/slog"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/useprickle/prickle/shared/bus"
+	"github.com/useprickle/prickle/shared/lambdamain"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/taskstream"
 )
 
 func main() {
-	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stdout, nil)))
-	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
-	st := store.New(client, store.TablesFromEnv())
-	lambda.Start(taskstream.New(st, bus.FromEnv()).Handle)
+	lambdamain.Start(func(context.Context, *slog.Logger) (any, error) {
+		return taskstream.New(store.FromEnv(), bus.FromEnv()).Handle, nil
+	})
 }

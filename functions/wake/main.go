@@ -4,23 +4,21 @@
 package main
 
 import (
+	"context"
 	"log/slog"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/bus"
+	"github.com/useprickle/prickle/shared/lambdamain"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/wake"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	slog.SetDefault(log)
-	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
-	st := store.New(client, store.TablesFromEnv())
-	waker := wake.NewWaker(st, admin.New(st))
-	waker.Log = log
-	lambda.Start(bus.FromCloudWatch(bus.Once(wake.Target, st, waker.Handle)))
+	lambdamain.Start(func(_ context.Context, log *slog.Logger) (any, error) {
+		st := store.FromEnv()
+		waker := wake.NewWaker(st, admin.New(st))
+		waker.Log = log
+		return bus.FromCloudWatch(bus.Once(wake.Target, st, waker.Handle)), nil
+	})
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"os"
 
 	"github.com/useprickle/prickle/shared/bus"
 	"github.com/useprickle/prickle/shared/config"
@@ -20,14 +19,12 @@ import (
 func main() { lambdahttp.Run(build) }
 
 func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
-	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
 	signer, err := config.Signer(ctx, config.OS, &config.LazySSM{})
 	if err != nil {
 		return nil, err
 	}
-	events := bus.FromEnv()
-	st := store.New(client, store.TablesFromEnv())
+	st := store.FromEnv()
 	svc := team.New(st)
-	svc.Events = events
-	return web.New(web.Config{Service: svc, Store: st, Room: st, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), ImageHosts: config.ImageHosts(config.OS), Log: log}), nil
+	svc.Events = bus.FromEnv()
+	return web.New(web.Config{Service: svc, Store: st, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), ImageHosts: config.ImageHosts(config.OS), Log: log}), nil
 }

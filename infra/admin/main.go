@@ -25,7 +25,7 @@ import (
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/wake"
+	"github.com/useprickle/prickle/shared/wakeup"
 )
 
 const usage = `usage: go run ./infra/admin <command> [--local] [flags]
@@ -245,11 +245,11 @@ func setWake(ctx context.Context, st *store.Store, agent, url, secret string) (a
 	generated := secret == ""
 	if generated {
 		var err error
-		if secret, err = wake.NewSecret(); err != nil {
+		if secret, err = wakeup.NewSecret(); err != nil {
 			return nil, err
 		}
 	}
-	if err := st.PutWakeHook(ctx, wake.Hook{Agent: agent, URL: url, Secret: secret, UpdatedAt: time.Now().UTC()}); err != nil {
+	if err := st.PutWakeHook(ctx, wakeup.Hook{Agent: agent, URL: url, Secret: secret, UpdatedAt: time.Now().UTC()}); err != nil {
 		return nil, err
 	}
 	out := map[string]any{"agent": agent, "url": url}

@@ -21,6 +21,7 @@ import (
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/bus"
+	"github.com/useprickle/prickle/shared/cfn"
 	prconfig "github.com/useprickle/prickle/shared/config"
 	"github.com/useprickle/prickle/shared/endpoint"
 	"github.com/useprickle/prickle/shared/event"
@@ -38,6 +39,7 @@ import (
 	"github.com/useprickle/prickle/shared/taskstream"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
+	"github.com/useprickle/prickle/shared/wakeup"
 	"github.com/useprickle/prickle/shared/web"
 )
 
@@ -48,9 +50,9 @@ var localParams = map[string]string{"Stage": "local"}
 type environment struct {
 	store  *store.Store
 	tables map[string]string
-	rules  []stack.Rule
+	rules  []cfn.Rule
 	// streams are the functions reading table streams, which the stack follows with these clients.
-	streams       []stack.StreamSource
+	streams       []cfn.StreamSource
 	client        *dynamodb.Client
 	streamsClient *dynamodbstreams.Client
 	tokens        map[string]string
@@ -64,7 +66,7 @@ type environment struct {
 // prepare creates the tables template.yaml declares, seeds an empty store,
 // and settles the demo tokens and the approval links' signing key.
 func prepare(ctx context.Context, cfg config, endpointURL string) (*environment, error) {
-	tmpl, err := stack.LoadTemplate(cfg.template)
+	tmpl, err := cfn.LoadTemplate(cfg.template)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 	if err != nil {
 		return nil, err
 	}
-	if err := stack.CreateTables(ctx, client, specs); err != nil {
+	if err := cfn.CreateTables(ctx, client, specs); err != nil {
 		return nil, fmt.Errorf("create tables from %s: %w", cfg.template, err)
 	}
 	st := store.New(client, store.Tables{
@@ -216,7 +218,7 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 		return nil, err
 	}
 	// Owners' sign-in links go out like approval requests: into the dev outbox.
-	pages := web.New(web.Config{Service: svc, Store: e.store, Room: e.store, Signer: e.signer, BaseURL: baseURL, Outbox: box, Now: time.Now, Log: log.With("function", "web")})
+	pages := web.New(web.Config{Service: svc, Store: e.store, Signer: e.signer, BaseURL: baseURL, Outbox: box, Now: time.Now, Log: log.With("function", "web")})
 	receiver := wake.NewReceiver(e.store, func(_ context.Context, agent string, p wake.Payload) error {
 		body, _ := json.Marshal(p)
 		box.Add(outbox.Message{Channel: outbox.ChannelWake, To: agent, Subject: "wake " + agent + ": " + p.Reason + " " + p.TaskID,
@@ -272,11 +274,11 @@ func (e *environment) registerWakeHooks(ctx context.Context, baseURL string) err
 				return fmt.Errorf("wake hook of %s: %w", agent, err)
 			}
 		}
-		secret, err := wake.NewSecret()
+		secret, err := wakeup.NewSecret()
 		if err != nil {
 			return err
 		}
-		h := wake.Hook{Agent: agent, URL: baseURL + wake.ReceiverPath + agent, Secret: secret, UpdatedAt: time.Now().UTC()}
+		h := wakeup.Hook{Agent: agent, URL: baseURL + wake.ReceiverPath + agent, Secret: secret, UpdatedAt: time.Now().UTC()}
 		if err := e.store.PutWakeHook(ctx, h); err != nil {
 			return fmt.Errorf("wake hook of %s: %w", agent, err)
 		}

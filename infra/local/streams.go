@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/useprickle/prickle/infra/stack"
+	"github.com/useprickle/prickle/shared/cfn"
 	"github.com/useprickle/prickle/shared/store"
 )
 
@@ -36,7 +36,7 @@ const streamTries = 3
 // ctx ends.
 func (e *environment) followStreams(ctx context.Context, log *slog.Logger, handlers map[string]streamHandler) error {
 	type follower struct {
-		src     stack.StreamSource
+		src     cfn.StreamSource
 		reader  *store.StreamReader
 		handle  streamHandler
 		waiting []events.DynamoDBEventRecord // read, younger than streamGrace

@@ -10,8 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
-
-	"github.com/useprickle/prickle/infra/stack"
+	"github.com/useprickle/prickle/shared/cfn"
 )
 
 // servePutEvents is EventBridge's PutEvents for the functions: each entry
@@ -84,7 +83,7 @@ func (s *Stack) deliverOne(f *Function, detailType string, payload []byte) {
 	}
 }
 
-func matches(r stack.Rule, source, detailType string) bool {
+func matches(r cfn.Rule, source, detailType string) bool {
 	okSource := len(r.Source) == 0
 	for _, s := range r.Source {
 		okSource = okSource || s == source

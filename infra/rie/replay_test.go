@@ -40,6 +40,7 @@ import (
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
+	"github.com/useprickle/prickle/shared/wakeup"
 )
 
 // fixture stores what the stream samples of events/ refer to: the task
@@ -93,7 +94,7 @@ func fixture(ctx context.Context) error {
 		return err
 	}
 	now := time.Now().UTC()
-	return st.PutPendingWakeup(ctx, wake.Pending{ID: wake.PendingID("rie-replay", "alice/writer", now), Agent: "alice/writer",
+	return st.PutPendingWakeup(ctx, wakeup.Pending{ID: wakeup.PendingID("rie-replay", "alice/writer", now), Agent: "alice/writer",
 		TaskID: "example-task-id", Reason: wake.ReasonTaskRouted, EventID: "rie-replay", CreatedAt: now})
 }
 

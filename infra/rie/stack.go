@@ -22,8 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/useprickle/prickle/infra/localstate"
-	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/catalog"
+	"github.com/useprickle/prickle/shared/cfn"
 )
 
 // Options configure the RIE stack.
@@ -70,7 +70,7 @@ type Stack struct {
 	SigningKey string
 	// SlackSecret is the Slack signing secret the slack function runs with (SLACK_SIGNING_SECRET).
 	SlackSecret string
-	rules       []stack.Rule
+	rules       []cfn.Rule
 	servers     []*http.Server
 	deliver     sync.WaitGroup
 	delivered   chan string
@@ -133,7 +133,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if err := s.startLocal(ctx); err != nil {
 		return nil, err
 	}
-	tmpl, err := stack.LoadTemplate(filepath.Join(o.Root, "template.yaml"))
+	tmpl, err := cfn.LoadTemplate(filepath.Join(o.Root, "template.yaml"))
 	if err != nil {
 		return nil, err
 	}

@@ -1,3 +1,6 @@
+// Package stack builds the DynamoDB client of the operator tools (the admin
+// CLI, the local stack, the load and capacity runs) over the local stack or
+// an AWS account. What template.yaml declares is read by shared/cfn.
 package stack
 
 import (

@@ -14,8 +14,8 @@ import (
 )
 
 // Rule routes events of some detail-types to one function, as an
-// EventBridgeRule of template.yaml does; infra/stack reads them from the
-// template (stack.Rule converts field for field).
+// EventBridgeRule of template.yaml does; shared/cfn reads them from the
+// template (cfn.Rule converts field for field).
 type Rule struct {
 	Function    string
 	DetailTypes []string

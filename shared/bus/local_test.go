@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/useprickle/prickle/infra/stack"
+	"github.com/useprickle/prickle/shared/cfn"
 	"github.com/useprickle/prickle/shared/event"
 )
 
 // templateRules reads the real template's rules, as the local stack does.
 func templateRules(t *testing.T) []Rule {
 	t.Helper()
-	tpl, err := stack.LoadTemplate("../../template.yaml")
+	tpl, err := cfn.LoadTemplate("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

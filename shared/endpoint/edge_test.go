@@ -48,7 +48,7 @@ func edge(t *testing.T, front bool) (http.Handler, *handOffs, *bytes.Buffer) {
 		Log:     slog.New(slog.NewJSONHandler(logs, nil)),
 	}
 	if front {
-		cfg.Route = routes.route
+		cfg.ToolHandler = routes.route
 	}
 	h, err := endpoint.New(cfg)
 	if err != nil {

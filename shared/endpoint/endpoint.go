@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/useprickle/prickle/shared/catalog"
+	"github.com/useprickle/prickle/shared/httprec"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/jsonlimit"
 	"github.com/useprickle/prickle/shared/mcpserver"
@@ -43,11 +44,11 @@ type Config struct {
 	// Tools limits the endpoint to some tools (a tool function serves one);
 	// empty serves the whole catalog, as the mcp front does.
 	Tools []string
-	// Route, on the front, gives the handler that serves a tool on its own
-	// (the tool's Lambda function, or its in-process endpoint locally); tool
-	// calls are handed to it with the caller's original request, so each
-	// tool runs with its own least privilege. Nil serves tool calls here.
-	Route func(tool string) http.Handler
+	// ToolHandler, on the front, gives the handler that serves a tool on its
+	// own (the tool's Lambda function, or its in-process endpoint locally);
+	// tool calls are handed to it with the caller's original request, so
+	// each tool runs with its own least privilege. Nil serves tool calls here.
+	ToolHandler func(tool string) http.Handler
 	// AllowedOrigins are the exact origins (scheme://host[:port]) whose
 	// browser requests are served; a request with any other Origin header,
 	// "null" included, gets 403. Requests without Origin (SDK clients,
@@ -136,7 +137,7 @@ func (p rpcPeek) rpcStatus(code int) int {
 // ServeHTTP authenticates, bounds, validates, routes and logs one request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := h.cfg.Now()
-	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	rec := &recorder{Recorder: httprec.New(w)}
 	line := requestLog{method: r.Method}
 	defer func() { h.logRequest(r, rec, &line, start) }()
 
@@ -221,9 +222,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					writeJSON(rec, peek.rpcStatus(mcp.INVALID_PARAMS), rpcError(peek.ID, mcp.INVALID_PARAMS, fmt.Sprintf("invalid params for %s: %v", t.Name, err)))
 					return
 				}
-				if h.cfg.Route != nil {
+				if h.cfg.ToolHandler != nil {
 					line.route = "handed to " + t.Name
-					h.cfg.Route(t.Name).ServeHTTP(rec, r)
+					h.cfg.ToolHandler(t.Name).ServeHTTP(rec, r)
 					return
 				}
 				ctx = mcpserver.WithCheckedArguments(ctx, t.Name, peek.Params.Arguments)

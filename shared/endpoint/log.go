@@ -4,22 +4,18 @@ import (
 	"bytes"
 	"net/http"
 	"time"
+
+	"github.com/useprickle/prickle/shared/httprec"
 )
 
 // recorder keeps the status and the start of the body so the request log
 // can say how the call ended without a second parse of the whole answer.
 type recorder struct {
-	http.ResponseWriter
-	status int
-	head   bytes.Buffer
+	*httprec.Recorder
+	head bytes.Buffer
 }
 
 const recordedBytes = 4096
-
-func (r *recorder) WriteHeader(status int) {
-	r.status = status
-	r.ResponseWriter.WriteHeader(status)
-}
 
 func (r *recorder) Write(b []byte) (int, error) {
 	if room := recordedBytes - r.head.Len(); room > 0 {
@@ -43,7 +39,7 @@ func (h *Handler) logRequest(r *http.Request, rec *recorder, l *requestLog, star
 	h.cfg.Log.InfoContext(r.Context(), "mcp request",
 		"http_method", l.method, "rpc_method", l.rpc, "tool", l.tool,
 		"caller", l.caller, "task", l.task, "route", l.route,
-		"status", rec.status, "outcome", l.outcome,
+		"status", rec.Status, "outcome", l.outcome,
 		"latency_ms", float64(h.cfg.Now().Sub(start).Microseconds())/1000)
 }
 
@@ -51,8 +47,8 @@ func (h *Handler) logRequest(r *http.Request, rec *recorder, l *requestLog, star
 func outcomeOf(rec *recorder) string {
 	head := rec.head.Bytes()
 	switch {
-	case rec.status >= 400:
-		return "http_" + http.StatusText(rec.status)
+	case rec.Status >= 400:
+		return "http_" + http.StatusText(rec.Status)
 	case bytes.Contains(head, []byte(`"isError":true`)):
 		return "tool_error"
 	case bytes.Contains(head, []byte(`"error":{`)):

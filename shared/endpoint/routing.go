@@ -33,7 +33,7 @@ func InProcess(cfg Config) (http.Handler, error) {
 	tools := map[string]http.Handler{}
 	for _, t := range catalog.All() {
 		c := cfg
-		c.Tools, c.Route = []string{t.Name}, nil
+		c.Tools, c.ToolHandler = []string{t.Name}, nil
 		c.Log = cfg.logger().With("function", t.Name)
 		h, err := New(c)
 		if err != nil {
@@ -44,7 +44,7 @@ func InProcess(cfg Config) (http.Handler, error) {
 	front := cfg
 	front.Tools = nil
 	front.Log = cfg.logger().With("function", "mcp")
-	front.Route = func(tool string) http.Handler { return tools[tool] }
+	front.ToolHandler = func(tool string) http.Handler { return tools[tool] }
 	f, err := New(front)
 	if err != nil {
 		return nil, fmt.Errorf("front endpoint: %w", err)

@@ -32,7 +32,7 @@ func (noTokens) TokenByHash(context.Context, string) (identity.Token, error) {
 // https; the same handlers on the local http stack do not send it.
 func TestEveryCloudResponseCarriesHSTS(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	pages := web.New(web.Config{Signer: link.Signer{Key: []byte("0123456789abcdef0123456789abcdef")}, Log: quiet})
+	pages := web.New(web.Config{Store: teamtest.New(), Signer: link.Signer{Key: []byte("0123456789abcdef0123456789abcdef")}, Log: quiet})
 	mcp, err := endpoint.New(endpoint.Config{Service: team.New(teamtest.New()), Tokens: noTokens{}, Log: quiet})
 	if err != nil {
 		t.Fatal(err)

@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+	"github.com/useprickle/prickle/shared/lambdamain"
 )
 
 // HSTS is the Strict-Transport-Security of every response in the cloud: API
@@ -38,18 +38,16 @@ func Start(h http.Handler) {
 	lambda.Start(New(Secure(h)))
 }
 
-// Run is an HTTP function's main: the JSON logger every function logs
-// with, then the handler build makes from the environment, served by Start;
-// a build error is logged and exits 1. It never returns.
+// Run is an HTTP function's main (lambdamain.Start): the handler build
+// makes from the environment, served as Start serves it. It never returns.
 func Run(build func(ctx context.Context, log *slog.Logger) (http.Handler, error)) {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	slog.SetDefault(log)
-	h, err := build(context.Background(), log)
-	if err != nil {
-		log.Error("start", "error", err.Error())
-		os.Exit(1)
-	}
-	Start(h)
+	lambdamain.Start(func(ctx context.Context, log *slog.Logger) (any, error) {
+		h, err := build(ctx, log)
+		if err != nil {
+			return nil, err
+		}
+		return New(Secure(h)), nil
+	})
 }
 
 // Handler is a lambda.Handler that serves one http.Handler to both API

@@ -37,8 +37,7 @@ func StartMCP(tools ...string) {
 // names the browser origins it serves, and PUBLIC_BASE_URL, when set, turns
 // on OAuth access tokens for PUBLIC_BASE_URL/mcp.
 func NewMCP(log *slog.Logger, tools ...string) (*endpoint.Handler, error) {
-	client := store.NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"))
-	st := store.New(client, store.TablesFromEnv())
+	st := store.FromEnv()
 	svc := team.New(st)
 	// What a tool call changed (Task Routed, Result Returned, ...) goes out
 	// on the bus; the front, which hands tool calls on, never publishes.
@@ -50,16 +49,16 @@ func NewMCP(log *slog.Logger, tools ...string) (*endpoint.Handler, error) {
 	}
 	if len(tools) == 0 {
 		var err error
-		if cfg.Route, err = toolRoutes(); err != nil {
+		if cfg.ToolHandler, err = toolForwards(); err != nil {
 			return nil, err
 		}
 	}
 	return endpoint.New(cfg)
 }
 
-// toolRoutes hands each tool call to the tool's function by Lambda Invoke,
+// toolForwards hands each tool call to the tool's function by Lambda Invoke,
 // when the environment names the functions (as template.yaml does).
-func toolRoutes() (func(string) http.Handler, error) {
+func toolForwards() (func(string) http.Handler, error) {
 	names := map[string]string{}
 	for _, t := range catalog.All() {
 		if fn := os.Getenv("TOOL_FUNCTION_" + strings.ToUpper(t.Name)); fn != "" {

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/useprickle/prickle/shared/oauthgrant"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/useprickle/prickle/shared/httprec"
+	"github.com/useprickle/prickle/shared/oauthgrant"
 
 	"github.com/ory/fosite"
 	"github.com/ory/fosite/compose"
@@ -120,21 +122,11 @@ var Paths = []string{"/.well-known/oauth-authorization-server", oauthresource.Me
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.cfg.Now()
-	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	rec := httprec.New(w)
 	s.mux.ServeHTTP(rec, r)
 	// The query (codes, states) and bodies are never logged.
-	s.cfg.Log.InfoContext(r.Context(), "oauth request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+	s.cfg.Log.InfoContext(r.Context(), "oauth request", "method", r.Method, "path", r.URL.Path, "status", rec.Status,
 		"duration_ms", s.cfg.Now().Sub(start).Milliseconds())
-}
-
-type recorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *recorder) WriteHeader(code int) {
-	r.status = code
-	r.ResponseWriter.WriteHeader(code)
 }
 
 // metadata is RFC 8414's document: only what Prickle supports.

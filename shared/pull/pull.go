@@ -17,10 +17,12 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/httprec"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/pause"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
+	"github.com/useprickle/prickle/shared/wakeup"
 )
 
 // Paths of the two endpoints.
@@ -40,7 +42,7 @@ const (
 
 // Queue is where the wake-ups wait; the store is one.
 type Queue interface {
-	ClaimableWakeups(ctx context.Context, agent string, now time.Time, limit int) ([]wake.Pending, error)
+	ClaimableWakeups(ctx context.Context, agent string, now time.Time, limit int) ([]wakeup.Pending, error)
 	ClaimWakeup(ctx context.Context, agent, id, claimHash string, now, until time.Time) (bool, error)
 	AckWakeup(ctx context.Context, agent, id, claimHash string, now time.Time) error
 }
@@ -52,7 +54,7 @@ type Config struct {
 	Runs   wake.RunStarter
 	Log    *slog.Logger
 	// Visibility is how long a claimed wake-up is hidden from other claims
-	// (wake.DefaultVisibility unless set, e.g. from PRICKLE_WAKE_VISIBILITY_SECONDS).
+	// (wakeup.DefaultVisibility unless set, e.g. from PRICKLE_WAKE_VISIBILITY_SECONDS).
 	Visibility time.Duration
 	// Poll is how often a waiting claim looks again (default 1 s).
 	Poll  time.Duration
@@ -66,7 +68,7 @@ type Handler struct{ cfg Config }
 // New builds the handler, filling in defaults.
 func New(cfg Config) *Handler {
 	if cfg.Visibility <= 0 {
-		cfg.Visibility = wake.DefaultVisibility
+		cfg.Visibility = wakeup.DefaultVisibility
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second
@@ -102,10 +104,10 @@ type requestLine struct {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	line := &requestLine{}
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	rec := httprec.New(w)
 	defer func() {
 		h.cfg.Log.InfoContext(r.Context(), "runner request", "path", r.URL.Path, "http_method", r.Method,
-			"caller", line.caller, "status", rec.status, "outcome", line.outcome, "claimed", line.claimed,
+			"caller", line.caller, "status", rec.Status, "outcome", line.outcome, "claimed", line.claimed,
 			"latency_ms", float64(time.Since(start).Microseconds())/1000)
 	}()
 	rec.Header().Set("Cache-Control", "no-store")
@@ -232,12 +234,12 @@ func (h *Handler) claimOnce(ctx context.Context, agent string, limit int) ([]Wak
 	}
 	got := []Wakeup{}
 	for _, p := range candidates {
-		claim, err := wake.NewClaim()
+		claim, err := wakeup.NewClaim()
 		if err != nil {
 			return got, err
 		}
 		until := now.Add(h.cfg.Visibility)
-		won, err := h.cfg.Queue.ClaimWakeup(ctx, agent, p.ID, wake.ClaimHash(claim), now, until)
+		won, err := h.cfg.Queue.ClaimWakeup(ctx, agent, p.ID, wakeup.ClaimHash(claim), now, until)
 		if err != nil {
 			return got, err
 		}
@@ -247,7 +249,7 @@ func (h *Handler) claimOnce(ctx context.Context, agent string, limit int) ([]Wak
 		run, err := h.cfg.Runs.StartRun(ctx, agent, p.TaskID, p.ResumesRun)
 		if errors.Is(err, admin.ErrNoRun) {
 			h.cfg.Log.InfoContext(ctx, "wake-up has no run to start; done", "caller", agent, "wakeup", p.ID, "why", err.Error())
-			if err := h.cfg.Queue.AckWakeup(ctx, agent, p.ID, wake.ClaimHash(claim), now); err != nil {
+			if err := h.cfg.Queue.AckWakeup(ctx, agent, p.ID, wakeup.ClaimHash(claim), now); err != nil {
 				return got, err
 			}
 			continue
@@ -275,22 +277,22 @@ func (h *Handler) ack(ctx context.Context, w http.ResponseWriter, caller identit
 		writeError(w, http.StatusBadRequest, `body must be JSON {"id": "...", "claim": "..."}`)
 		return
 	}
-	if !wake.ValidPendingID(req.ID) {
+	if !wakeup.ValidPendingID(req.ID) {
 		line.outcome = "bad_request"
 		writeError(w, http.StatusBadRequest, "id must be a wake-up id as the claim gave it (wk_<13 digits>_<16 hex>)")
 		return
 	}
-	if req.Claim == "" || len(req.Claim) > wake.MaxClaimLength {
+	if req.Claim == "" || len(req.Claim) > wakeup.MaxClaimLength {
 		line.outcome = "bad_request"
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("claim must be the receipt the claim gave (1..%d characters)", wake.MaxClaimLength))
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("claim must be the receipt the claim gave (1..%d characters)", wakeup.MaxClaimLength))
 		return
 	}
-	err := h.cfg.Queue.AckWakeup(ctx, caller.Agent, req.ID, wake.ClaimHash(req.Claim), h.cfg.Now().UTC())
+	err := h.cfg.Queue.AckWakeup(ctx, caller.Agent, req.ID, wakeup.ClaimHash(req.Claim), h.cfg.Now().UTC())
 	switch {
 	case errors.Is(err, team.ErrNotFound):
 		line.outcome = "not_found"
 		writeError(w, http.StatusNotFound, "no wake-up "+req.ID+" for "+caller.Agent)
-	case errors.Is(err, wake.ErrStaleClaim):
+	case errors.Is(err, wakeup.ErrStaleClaim):
 		line.outcome = "stale_claim"
 		writeError(w, http.StatusConflict, "wake-up "+req.ID+" was not acknowledged: that claim receipt is wrong, or superseded by a later claim (after the visibility timeout)")
 	case err != nil:
@@ -311,15 +313,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
-}
-
-// statusRecorder keeps the status for the request's log line.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *statusRecorder) WriteHeader(status int) {
-	r.status = status
-	r.ResponseWriter.WriteHeader(status)
 }

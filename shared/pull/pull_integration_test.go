@@ -26,6 +26,7 @@ import (
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
+	"github.com/useprickle/prickle/shared/wakeup"
 )
 
 // clock is a settable clock shared by the waker and the endpoints.
@@ -225,8 +226,8 @@ func TestUnacknowledgedComesBackAfterTheVisibilityTimeout(t *testing.T) {
 	e.checkRunToken(first[0], "alice/writer")
 	until, err := time.Parse(time.RFC3339, first[0].VisibleUntil)
 	must(t, err)
-	if !until.Equal(e.now().Add(wake.DefaultVisibility)) {
-		t.Errorf("visible_until %s, want now + %s", first[0].VisibleUntil, wake.DefaultVisibility)
+	if !until.Equal(e.now().Add(wakeup.DefaultVisibility)) {
+		t.Errorf("visible_until %s, want now + %s", first[0].VisibleUntil, wakeup.DefaultVisibility)
 	}
 	if got := e.claim(e.alice, `{"wait_seconds":0}`); len(got) != 0 {
 		t.Fatalf("claimed again while invisible: %+v", got)
@@ -235,7 +236,7 @@ func TestUnacknowledgedComesBackAfterTheVisibilityTimeout(t *testing.T) {
 	if got := e.claim(e.alice, `{"wait_seconds":25}`); len(got) != 0 {
 		t.Fatalf("claimed again within the visibility timeout: %+v", got)
 	}
-	e.clock.advance(wake.DefaultVisibility)
+	e.clock.advance(wakeup.DefaultVisibility)
 	second := e.claim(e.alice, `{"wait_seconds":0}`)
 	if len(second) != 1 || second[0].ID != first[0].ID {
 		t.Fatalf("after the visibility timeout, claim = %+v; want %s again", second, first[0].ID)
@@ -253,7 +254,7 @@ func TestUnacknowledgedComesBackAfterTheVisibilityTimeout(t *testing.T) {
 	if code := e.ack(e.alice, second[0]); code != http.StatusNoContent {
 		t.Errorf("the same ack again = %d, want 204 (idempotent)", code)
 	}
-	e.clock.advance(2 * wake.DefaultVisibility)
+	e.clock.advance(2 * wakeup.DefaultVisibility)
 	if got := e.claim(e.alice, `{"wait_seconds":0}`); len(got) != 0 {
 		t.Errorf("an acknowledged wake-up came back: %+v", got)
 	}
@@ -314,7 +315,7 @@ func TestAClosedTaskStartsNoRun(t *testing.T) {
 	if got := e.claim(e.alice, `{"wait_seconds":0}`); len(got) != 0 {
 		t.Fatalf("claimed a wake-up of a cancelled task: %+v", got)
 	}
-	e.clock.advance(2 * wake.DefaultVisibility)
+	e.clock.advance(2 * wakeup.DefaultVisibility)
 	if got := e.claim(e.alice, `{"wait_seconds":0}`); len(got) != 0 {
 		t.Fatalf("a wake-up of a cancelled task came back: %+v", got)
 	}

@@ -39,6 +39,13 @@ func TablesFromEnv() Tables {
 	}
 }
 
+// FromEnv is the store a function's environment names: the tables of
+// TablesFromEnv through the client of NewFunctionClient, on
+// PRICKLE_DYNAMODB_ENDPOINT when set (local runs), else DynamoDB itself.
+func FromEnv() *Store {
+	return New(NewFunctionClient(os.Getenv("PRICKLE_DYNAMODB_ENDPOINT")), TablesFromEnv())
+}
+
 func envOr(name, fallback string) string {
 	if v := os.Getenv(name); v != "" {
 		return v

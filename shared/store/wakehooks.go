@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/wake"
+	"github.com/useprickle/prickle/shared/wakeup"
 )
 
 // Wake items, in the directory table:
@@ -58,7 +58,7 @@ type wakeAttemptRecord struct {
 
 // PutWakeHook registers or replaces an agent's wake hook; the agent must
 // exist (team.ErrNotFound otherwise), so a typo cannot register a hook no one uses.
-func (s *Store) PutWakeHook(ctx context.Context, h wake.Hook) error {
+func (s *Store) PutWakeHook(ctx context.Context, h wakeup.Hook) error {
 	if err := h.Check(); err != nil {
 		return fmt.Errorf("put wake hook: %w", err)
 	}
@@ -102,16 +102,16 @@ func (s *Store) DeleteWakeHook(ctx context.Context, agent string) error {
 }
 
 // WakeHook reads an agent's hook; an agent without one is team.ErrNotFound.
-func (s *Store) WakeHook(ctx context.Context, agent string) (wake.Hook, error) {
+func (s *Store) WakeHook(ctx context.Context, agent string) (wakeup.Hook, error) {
 	var r wakeHookRecord
 	if err := s.getDirectoryItem(ctx, agentPK(agent), wakeHookSK, "wake hook of "+agent, &r); err != nil {
-		return wake.Hook{}, err
+		return wakeup.Hook{}, err
 	}
-	return wake.Hook{Agent: r.Agent, URL: r.URL, Secret: r.Secret, UpdatedAt: r.UpdatedAt}, nil
+	return wakeup.Hook{Agent: r.Agent, URL: r.URL, Secret: r.Secret, UpdatedAt: r.UpdatedAt}, nil
 }
 
 // RecordWakeAttempt keeps one try at waking an agent for a task.
-func (s *Store) RecordWakeAttempt(ctx context.Context, a wake.Attempt) error {
+func (s *Store) RecordWakeAttempt(ctx context.Context, a wakeup.Attempt) error {
 	at := a.At.UTC()
 	item, err := marshalItem(wakeAttemptRecord{
 		PK: wakePK(a.TaskID), SK: attemptPrefix + sortableTime(at) + "#" + a.RunID + "#" + fmt.Sprintf("%03d", a.Attempt),
@@ -128,7 +128,7 @@ func (s *Store) RecordWakeAttempt(ctx context.Context, a wake.Attempt) error {
 }
 
 // WakeAttempts lists a task's wake attempts, oldest first.
-func (s *Store) WakeAttempts(ctx context.Context, taskID string) ([]wake.Attempt, error) {
+func (s *Store) WakeAttempts(ctx context.Context, taskID string) ([]wakeup.Attempt, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.tables.Directory),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :prefix)"),
@@ -137,8 +137,8 @@ func (s *Store) WakeAttempts(ctx context.Context, taskID string) ([]wake.Attempt
 		},
 		ConsistentRead: aws.Bool(true),
 	}
-	out, err := queryAll(ctx, s.db, in, func(r wakeAttemptRecord) wake.Attempt {
-		return wake.Attempt{
+	out, err := queryAll(ctx, s.db, in, func(r wakeAttemptRecord) wakeup.Attempt {
+		return wakeup.Attempt{
 			EventID: r.EventID, RunID: r.RunID, Agent: r.Agent, TaskID: r.TaskID, Reason: r.Reason,
 			Attempt: r.Attempt, At: r.At, StatusCode: r.StatusCode, Error: r.Error,
 		}
@@ -148,5 +148,3 @@ func (s *Store) WakeAttempts(ctx context.Context, taskID string) ([]wake.Attempt
 	}
 	return out, nil
 }
-
-var _ wake.Hooks = (*Store)(nil)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/wake"
+	"github.com/useprickle/prickle/shared/wakeup"
 )
 
 func seedAgent(t *testing.T, f fixture, id string) {
@@ -35,7 +35,7 @@ func TestWakeHookRoundTripAndRefusals(t *testing.T) {
 	if _, err := f.store.WakeHook(ctx, "bo/codex"); !errors.Is(err, team.ErrNotFound) {
 		t.Fatalf("hook before registration: err = %v, want ErrNotFound", err)
 	}
-	h := wake.Hook{Agent: "bo/codex", URL: "https://agents.example.com/wake", Secret: "whsec_0123456789abcdef", UpdatedAt: base}
+	h := wakeup.Hook{Agent: "bo/codex", URL: "https://agents.example.com/wake", Secret: "whsec_0123456789abcdef", UpdatedAt: base}
 	if err := f.store.PutWakeHook(ctx, h); err != nil {
 		t.Fatal(err)
 	}
@@ -55,13 +55,13 @@ func TestWakeHookRoundTripAndRefusals(t *testing.T) {
 		t.Errorf("agent after hook = %+v, %v", a, err)
 	}
 
-	if err := f.store.PutWakeHook(ctx, wake.Hook{Agent: "zed/ghost", URL: "https://x.example", Secret: "whsec_0123456789abcdef"}); !errors.Is(err, team.ErrNotFound) {
+	if err := f.store.PutWakeHook(ctx, wakeup.Hook{Agent: "zed/ghost", URL: "https://x.example", Secret: "whsec_0123456789abcdef"}); !errors.Is(err, team.ErrNotFound) {
 		t.Errorf("hook of an unknown agent: err = %v, want ErrNotFound", err)
 	}
-	if err := f.store.PutWakeHook(ctx, wake.Hook{Agent: "bo/codex", URL: "ftp://x", Secret: "whsec_0123456789abcdef"}); err == nil {
+	if err := f.store.PutWakeHook(ctx, wakeup.Hook{Agent: "bo/codex", URL: "ftp://x", Secret: "whsec_0123456789abcdef"}); err == nil {
 		t.Error("a non-http URL was accepted")
 	}
-	if err := f.store.PutWakeHook(ctx, wake.Hook{Agent: "bo/codex", URL: "https://x.example", Secret: "short"}); err == nil {
+	if err := f.store.PutWakeHook(ctx, wakeup.Hook{Agent: "bo/codex", URL: "https://x.example", Secret: "short"}); err == nil {
 		t.Error("a short secret was accepted")
 	}
 }
@@ -72,7 +72,7 @@ func TestWakeAttemptsInOrder(t *testing.T) {
 	if got, err := f.store.WakeAttempts(ctx, "t1"); err != nil || len(got) != 0 {
 		t.Fatalf("attempts of a task never woken = %v, %v", got, err)
 	}
-	want := []wake.Attempt{
+	want := []wakeup.Attempt{
 		{EventID: "e1", RunID: "run_a", Agent: "bo/codex", TaskID: "t1", Reason: "task_routed", Attempt: 1, At: base, Error: "connection refused"},
 		{EventID: "e1", RunID: "run_a", Agent: "bo/codex", TaskID: "t1", Reason: "task_routed", Attempt: 2, At: base.Add(500 * time.Millisecond), StatusCode: 503},
 		{EventID: "e1", RunID: "run_a", Agent: "bo/codex", TaskID: "t1", Reason: "task_routed", Attempt: 3, At: base.Add(1500 * time.Millisecond), StatusCode: 204},
@@ -82,7 +82,7 @@ func TestWakeAttemptsInOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := f.store.RecordWakeAttempt(ctx, wake.Attempt{RunID: "run_b", TaskID: "t2", Attempt: 1, At: base}); err != nil {
+	if err := f.store.RecordWakeAttempt(ctx, wakeup.Attempt{RunID: "run_b", TaskID: "t2", Attempt: 1, At: base}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := f.store.WakeAttempts(ctx, "t1")

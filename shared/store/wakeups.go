@@ -10,12 +10,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/wake"
+	"github.com/useprickle/prickle/shared/wakeup"
 )
 
 // Pull-mode wake-ups, in the wakeups table:
 //
-//	pk agent_id  sk wakeup_id (wake.PendingID: oldest first)
+//	pk agent_id  sk wakeup_id (wakeup.PendingID: oldest first)
 //	task_id, reason, resumes_run, event_id, created_at; visible_at (unix
 //	millis: claimable when not after now); claim_hash (SHA-256 of the latest
 //	claim receipt), claims (how many), done_at once acknowledged; ttl.
@@ -36,9 +36,9 @@ type wakeupRecord struct {
 	TTL        int64  `dynamodbav:"ttl"`
 }
 
-func (r wakeupRecord) pending() wake.Pending {
+func (r wakeupRecord) pending() wakeup.Pending {
 	at, _ := time.Parse(sortableLayout, r.CreatedAt)
-	return wake.Pending{ID: r.ID, Agent: r.Agent, TaskID: r.TaskID, Reason: r.Reason, ResumesRun: r.ResumesRun, EventID: r.EventID, CreatedAt: at}
+	return wakeup.Pending{ID: r.ID, Agent: r.Agent, TaskID: r.TaskID, Reason: r.Reason, ResumesRun: r.ResumesRun, EventID: r.EventID, CreatedAt: at}
 }
 
 func (s *Store) wakeupKey(agent, id string) map[string]types.AttributeValue {
@@ -47,11 +47,11 @@ func (s *Store) wakeupKey(agent, id string) map[string]types.AttributeValue {
 
 // PutPendingWakeup stores a wake-up for pull, claimable at once; the same
 // wake-up stored again (a redelivered event) is left as it is.
-func (s *Store) PutPendingWakeup(ctx context.Context, p wake.Pending) error {
+func (s *Store) PutPendingWakeup(ctx context.Context, p wakeup.Pending) error {
 	at := p.CreatedAt.UTC()
 	item, err := marshalItem(wakeupRecord{
 		Agent: p.Agent, ID: p.ID, TaskID: p.TaskID, Reason: p.Reason, ResumesRun: p.ResumesRun, EventID: p.EventID,
-		CreatedAt: sortableTime(at), VisibleAt: at.UnixMilli(), TTL: at.Add(wake.PendingRetention).Unix(),
+		CreatedAt: sortableTime(at), VisibleAt: at.UnixMilli(), TTL: at.Add(wakeup.PendingRetention).Unix(),
 	})
 	if err != nil {
 		return fmt.Errorf("store wake-up %s of %s: %w", p.ID, p.Agent, err)
@@ -72,7 +72,7 @@ func (s *Store) PutPendingWakeup(ctx context.Context, p wake.Pending) error {
 // ClaimableWakeups lists up to limit of an agent's wake-ups that a claim may
 // take at now (not acknowledged, not claimed or past their visibility, not
 // expired), oldest first, strongly consistent.
-func (s *Store) ClaimableWakeups(ctx context.Context, agent string, now time.Time, limit int) ([]wake.Pending, error) {
+func (s *Store) ClaimableWakeups(ctx context.Context, agent string, now time.Time, limit int) ([]wakeup.Pending, error) {
 	in := &dynamodb.QueryInput{
 		TableName:                aws.String(s.tables.Wakeups),
 		KeyConditionExpression:   aws.String("agent_id = :a"),
@@ -83,7 +83,7 @@ func (s *Store) ClaimableWakeups(ctx context.Context, agent string, now time.Tim
 		},
 		ConsistentRead: aws.Bool(true),
 	}
-	out := []wake.Pending{}
+	out := []wakeup.Pending{}
 	p := dynamodb.NewQueryPaginator(s.db.Query, in)
 	for p.HasMorePages() && len(out) < limit {
 		page, err := p.NextPage(ctx)
@@ -128,7 +128,7 @@ func (s *Store) ClaimWakeup(ctx context.Context, agent, id, claimHash string, no
 
 // AckWakeup marks a claimed wake-up done for good, if claimHash is its
 // latest claim's. Unknown (or another agent's) is team.ErrNotFound; another
-// receipt is wake.ErrStaleClaim; acknowledging it again with the same receipt is nil.
+// receipt is wakeup.ErrStaleClaim; acknowledging it again with the same receipt is nil.
 func (s *Store) AckWakeup(ctx context.Context, agent, id, claimHash string, now time.Time) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(s.tables.Wakeups),
@@ -159,5 +159,5 @@ func (s *Store) AckWakeup(ctx context.Context, agent, id, claimHash string, now 
 	if r.ClaimHash == claimHash && r.DoneAt != "" {
 		return nil
 	}
-	return fmt.Errorf("ack wake-up %s of %s: %w", id, agent, wake.ErrStaleClaim)
+	return fmt.Errorf("ack wake-up %s of %s: %w", id, agent, wakeup.ErrStaleClaim)
 }

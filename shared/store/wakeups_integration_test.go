@@ -10,6 +10,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
+	"github.com/useprickle/prickle/shared/wakeup"
 )
 
 // TestPendingWakeups: a redelivered event neither duplicates a wake-up nor
@@ -19,11 +20,11 @@ func TestPendingWakeups(t *testing.T) {
 	fx := newFixture(t)
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	p := wake.Pending{ID: wake.PendingID("Task Routed:tsk_1:1", "alice/writer", now), Agent: "alice/writer", TaskID: "tsk_1",
+	p := wakeup.Pending{ID: wakeup.PendingID("Task Routed:tsk_1:1", "alice/writer", now), Agent: "alice/writer", TaskID: "tsk_1",
 		Reason: wake.ReasonTaskRouted, EventID: "Task Routed:tsk_1:1", CreatedAt: now}
 	older := p
-	older.ID, older.EventID, older.CreatedAt = wake.PendingID("e0", "alice/writer", now.Add(-time.Minute)), "e0", now.Add(-time.Minute)
-	for _, w := range []wake.Pending{p, p, older} {
+	older.ID, older.EventID, older.CreatedAt = wakeup.PendingID("e0", "alice/writer", now.Add(-time.Minute)), "e0", now.Add(-time.Minute)
+	for _, w := range []wakeup.Pending{p, p, older} {
 		if err := fx.store.PutPendingWakeup(ctx, w); err != nil {
 			t.Fatal(err)
 		}
@@ -42,8 +43,8 @@ func TestPendingWakeups(t *testing.T) {
 		t.Errorf("bob sees alice's wake-ups: %+v", other)
 	}
 
-	until := now.Add(wake.DefaultVisibility)
-	first, second := wake.ClaimHash("wkc_first"), wake.ClaimHash("wkc_second")
+	until := now.Add(wakeup.DefaultVisibility)
+	first, second := wakeup.ClaimHash("wkc_first"), wakeup.ClaimHash("wkc_second")
 	if won, err := fx.store.ClaimWakeup(ctx, "alice/writer", p.ID, first, now, until); err != nil || !won {
 		t.Fatalf("first claim: %v %v", won, err)
 	}
@@ -62,10 +63,10 @@ func TestPendingWakeups(t *testing.T) {
 	}
 
 	// Past its visibility it is claimable again; the new claim supersedes the first.
-	if won, err := fx.store.ClaimWakeup(ctx, "alice/writer", p.ID, second, until, until.Add(wake.DefaultVisibility)); err != nil || !won {
+	if won, err := fx.store.ClaimWakeup(ctx, "alice/writer", p.ID, second, until, until.Add(wakeup.DefaultVisibility)); err != nil || !won {
 		t.Fatalf("re-claim after the visibility timeout: %v %v", won, err)
 	}
-	if err := fx.store.AckWakeup(ctx, "alice/writer", p.ID, first, until); !errors.Is(err, wake.ErrStaleClaim) {
+	if err := fx.store.AckWakeup(ctx, "alice/writer", p.ID, first, until); !errors.Is(err, wakeup.ErrStaleClaim) {
 		t.Errorf("ack with the superseded claim = %v, want ErrStaleClaim", err)
 	}
 	if err := fx.store.AckWakeup(ctx, "bob/reviewer", p.ID, second, until); !errors.Is(err, team.ErrNotFound) {
@@ -80,7 +81,7 @@ func TestPendingWakeups(t *testing.T) {
 		t.Errorf("claimed an acknowledged wake-up: %v %v", won, err)
 	}
 	// A day after it was stored it is no longer claimable, TTL or not.
-	if late, _ := fx.store.ClaimableWakeups(ctx, "alice/writer", now.Add(wake.PendingRetention), 10); len(late) != 0 {
+	if late, _ := fx.store.ClaimableWakeups(ctx, "alice/writer", now.Add(wakeup.PendingRetention), 10); len(late) != 0 {
 		t.Errorf("claimable after its retention: %+v", late)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/wakeup"
 )
 
 // ReceiverPath is where the local stack's receiver listens; an agent's wake
@@ -19,7 +20,7 @@ const ReceiverPath = "/dev/wake/"
 
 // HookLookup finds an agent's hook; the store is one.
 type HookLookup interface {
-	WakeHook(ctx context.Context, agent string) (Hook, error)
+	WakeHook(ctx context.Context, agent string) (wakeup.Hook, error)
 }
 
 // Receiver is the local stack's stand-in for agents' webhooks: it serves

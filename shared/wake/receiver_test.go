@@ -9,11 +9,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/useprickle/prickle/shared/wakeup"
 )
 
 func TestReceiver(t *testing.T) {
 	now := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
-	hooks := &fakeHooks{hooks: map[string]Hook{"bo/codex": {Agent: "bo/codex", URL: "http://127.0.0.1:3000/dev/wake/bo/codex", Secret: secret}}}
+	hooks := &fakeHooks{hooks: map[string]wakeup.Hook{"bo/codex": {Agent: "bo/codex", URL: "http://127.0.0.1:3000/dev/wake/bo/codex", Secret: secret}}}
 	var delivered []string
 	fail := false
 	rv := NewReceiver(hooks, func(_ context.Context, agent string, p Payload) error {

@@ -16,6 +16,7 @@ import (
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
+	"github.com/useprickle/prickle/shared/wakeup"
 )
 
 // TestWakeURLDownThenUp is acceptance 5's second half: with the wake URL
@@ -56,9 +57,9 @@ func TestWakeURLDownThenUp(t *testing.T) {
 	downURL := down.URL
 	down.Close()
 
-	secret, err := wake.NewSecret()
+	secret, err := wakeup.NewSecret()
 	must(err)
-	must(st.PutWakeHook(ctx, wake.Hook{Agent: "bo/codex", URL: downURL + wake.ReceiverPath + "bo/codex", Secret: secret}))
+	must(st.PutWakeHook(ctx, wakeup.Hook{Agent: "bo/codex", URL: downURL + wake.ReceiverPath + "bo/codex", Secret: secret}))
 
 	w := wake.NewWaker(st, adm)
 	w.Sleep = func(context.Context, time.Duration) error { return nil }
@@ -83,7 +84,7 @@ func TestWakeURLDownThenUp(t *testing.T) {
 	}
 
 	// The agent's URL comes back; EventBridge's retry delivers.
-	must(st.PutWakeHook(ctx, wake.Hook{Agent: "bo/codex", URL: up.URL + wake.ReceiverPath + "bo/codex", Secret: secret}))
+	must(st.PutWakeHook(ctx, wakeup.Hook{Agent: "bo/codex", URL: up.URL + wake.ReceiverPath + "bo/codex", Secret: secret}))
 	must(w.Handle(ctx, routed))
 	must(w.Handle(ctx, routed)) // a duplicate delivery wakes no one twice
 	if len(woken) != 1 {
@@ -97,7 +98,7 @@ func TestWakeURLDownThenUp(t *testing.T) {
 	}
 
 	// The requester is woken for a returned result, with a token for this task.
-	must(st.PutWakeHook(ctx, wake.Hook{Agent: "ana/claude", URL: up.URL + wake.ReceiverPath + "ana/claude", Secret: secret}))
+	must(st.PutWakeHook(ctx, wakeup.Hook{Agent: "ana/claude", URL: up.URL + wake.ReceiverPath + "ana/claude", Secret: secret}))
 	returned := tk
 	returned.State, returned.Version = task.Verifying, 5
 	must(w.Handle(ctx, event.ForTask(event.ResultReturned, returned, "bo/codex", at)))

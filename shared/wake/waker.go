@@ -18,6 +18,7 @@ import (
 	"github.com/useprickle/prickle/shared/pause"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/wakeup"
 )
 
 // Hooks is what the waker needs from storage: the agents' hooks, the
@@ -25,11 +26,11 @@ import (
 // store implements it.
 type Hooks interface {
 	// WakeHook returns the agent's hook, or an error wrapping team.ErrNotFound.
-	WakeHook(ctx context.Context, agent string) (Hook, error)
-	RecordWakeAttempt(ctx context.Context, a Attempt) error
-	WakeAttempts(ctx context.Context, taskID string) ([]Attempt, error)
+	WakeHook(ctx context.Context, agent string) (wakeup.Hook, error)
+	RecordWakeAttempt(ctx context.Context, a wakeup.Attempt) error
+	WakeAttempts(ctx context.Context, taskID string) ([]wakeup.Attempt, error)
 	// PutPendingWakeup stores a wake-up for pull; storing the same one again changes nothing.
-	PutPendingWakeup(ctx context.Context, p Pending) error
+	PutPendingWakeup(ctx context.Context, p wakeup.Pending) error
 }
 
 // RunStarter mints a run token bound to (agent, task, run); *admin.Admin is one.
@@ -61,13 +62,13 @@ func NewWaker(hooks Hooks, runs RunStarter) *Waker {
 	}
 }
 
-// wakeup is who to wake for an event, and why.
-type wakeup struct {
+// recipient is who to wake for an event, and why.
+type recipient struct {
 	agent, taskID, reason, resumes string
 }
 
 // target decides whom an event wakes; ok false means it wakes no one.
-func target(e event.Event) (w wakeup, ok bool, err error) {
+func target(e event.Event) (w recipient, ok bool, err error) {
 	needTask := func() error {
 		if e.Task == nil {
 			return fmt.Errorf("event %s (%s) carries no task", e.ID, e.Type)
@@ -79,12 +80,12 @@ func target(e event.Event) (w wakeup, ok bool, err error) {
 		if err := needTask(); err != nil {
 			return w, false, err
 		}
-		return wakeup{agent: e.Task.Assignee, taskID: e.Task.ID, reason: ReasonTaskRouted}, true, nil
+		return recipient{agent: e.Task.Assignee, taskID: e.Task.ID, reason: ReasonTaskRouted}, true, nil
 	case event.ResultReturned:
 		if err := needTask(); err != nil {
 			return w, false, err
 		}
-		return wakeup{agent: e.Task.Requester, taskID: e.Task.ID, reason: ReasonResultReturned}, true, nil
+		return recipient{agent: e.Task.Requester, taskID: e.Task.ID, reason: ReasonResultReturned}, true, nil
 	case event.ResultDecided:
 		if err := needTask(); err != nil {
 			return w, false, err
@@ -92,12 +93,12 @@ func target(e event.Event) (w wakeup, ok bool, err error) {
 		if e.Task.State != task.Working { // approved: completed, nothing to resume
 			return w, false, nil
 		}
-		return wakeup{agent: e.Task.Assignee, taskID: e.Task.ID, reason: ReasonResultRefused}, true, nil
+		return recipient{agent: e.Task.Assignee, taskID: e.Task.ID, reason: ReasonResultRefused}, true, nil
 	case event.StepDecided:
 		if e.Step == nil {
 			return w, false, fmt.Errorf("event %s (%s) carries no step", e.ID, e.Type)
 		}
-		return wakeup{agent: e.Step.Agent, taskID: e.Step.TaskID, reason: ReasonStepDecided, resumes: e.Step.RunID}, true, nil
+		return recipient{agent: e.Step.Agent, taskID: e.Step.TaskID, reason: ReasonStepDecided, resumes: e.Step.RunID}, true, nil
 	}
 	return w, false, nil
 }
@@ -126,7 +127,7 @@ func (w *Waker) Handle(ctx context.Context, e event.Event) error {
 		if at.IsZero() {
 			at = w.now()
 		}
-		p := Pending{ID: PendingID(e.ID, up.agent, at), Agent: up.agent, TaskID: up.taskID, Reason: up.reason, ResumesRun: up.resumes, EventID: e.ID, CreatedAt: at.UTC()}
+		p := wakeup.Pending{ID: wakeup.PendingID(e.ID, up.agent, at), Agent: up.agent, TaskID: up.taskID, Reason: up.reason, ResumesRun: up.resumes, EventID: e.ID, CreatedAt: at.UTC()}
 		if err := w.Hooks.PutPendingWakeup(ctx, p); err != nil {
 			return fmt.Errorf("wake %s for task %s: store for pull: %w", up.agent, up.taskID, err)
 		}
@@ -158,7 +159,7 @@ func (w *Waker) Handle(ctx context.Context, e event.Event) error {
 	if err != nil {
 		return fmt.Errorf("wake %s: encode payload: %w", up.agent, err)
 	}
-	return w.post(ctx, log, hook, body, Attempt{EventID: e.ID, RunID: run.RunID, Agent: up.agent, TaskID: up.taskID, Reason: up.reason})
+	return w.post(ctx, log, hook, body, wakeup.Attempt{EventID: e.ID, RunID: run.RunID, Agent: up.agent, TaskID: up.taskID, Reason: up.reason})
 }
 
 func (w *Waker) now() time.Time {
@@ -177,7 +178,7 @@ func (w *Waker) log() *slog.Logger {
 
 // post sends the signed request until the receiver takes it, retrying
 // network errors, 5xx and 429 with doubling waits, and records each attempt.
-func (w *Waker) post(ctx context.Context, log *slog.Logger, hook Hook, body []byte, base Attempt) error {
+func (w *Waker) post(ctx context.Context, log *slog.Logger, hook wakeup.Hook, body []byte, base wakeup.Attempt) error {
 	attempts := max(w.Attempts, 1)
 	wait := w.Backoff
 	sleep := w.Sleep
@@ -224,7 +225,7 @@ func (w *Waker) post(ctx context.Context, log *slog.Logger, hook Hook, body []by
 
 // send makes one signed POST and returns the status code. Errors never
 // include the URL (which may carry credentials of the receiver's own).
-func (w *Waker) send(ctx context.Context, hook Hook, body []byte, at time.Time) (int, error) {
+func (w *Waker) send(ctx context.Context, hook wakeup.Hook, body []byte, at time.Time) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hook.URL, bytes.NewReader(body))
 	if err != nil {
 		return 0, errors.New("bad wake URL")

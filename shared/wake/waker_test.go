@@ -20,22 +20,23 @@ import (
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/wakeup"
 )
 
 const secret = "whsec_0123456789abcdef"
 
 type fakeHooks struct {
 	mu       sync.Mutex
-	hooks    map[string]Hook
-	attempts []Attempt
-	pending  map[string]Pending
+	hooks    map[string]wakeup.Hook
+	attempts []wakeup.Attempt
+	pending  map[string]wakeup.Pending
 }
 
-func (f *fakeHooks) PutPendingWakeup(_ context.Context, p Pending) error {
+func (f *fakeHooks) PutPendingWakeup(_ context.Context, p wakeup.Pending) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.pending == nil {
-		f.pending = map[string]Pending{}
+		f.pending = map[string]wakeup.Pending{}
 	}
 	if _, ok := f.pending[p.ID]; !ok {
 		f.pending[p.ID] = p
@@ -43,25 +44,25 @@ func (f *fakeHooks) PutPendingWakeup(_ context.Context, p Pending) error {
 	return nil
 }
 
-func (f *fakeHooks) WakeHook(_ context.Context, agent string) (Hook, error) {
+func (f *fakeHooks) WakeHook(_ context.Context, agent string) (wakeup.Hook, error) {
 	h, ok := f.hooks[agent]
 	if !ok {
-		return Hook{}, fmt.Errorf("wake hook of %s: %w", agent, team.ErrNotFound)
+		return wakeup.Hook{}, fmt.Errorf("wake hook of %s: %w", agent, team.ErrNotFound)
 	}
 	return h, nil
 }
 
-func (f *fakeHooks) RecordWakeAttempt(_ context.Context, a Attempt) error {
+func (f *fakeHooks) RecordWakeAttempt(_ context.Context, a wakeup.Attempt) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.attempts = append(f.attempts, a)
 	return nil
 }
 
-func (f *fakeHooks) WakeAttempts(_ context.Context, taskID string) ([]Attempt, error) {
+func (f *fakeHooks) WakeAttempts(_ context.Context, taskID string) ([]wakeup.Attempt, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []Attempt
+	var out []wakeup.Attempt
 	for _, a := range f.attempts {
 		if a.TaskID == taskID {
 			out = append(out, a)
@@ -129,7 +130,7 @@ func newSetup(t *testing.T, statuses ...int) *setup {
 	s := &setup{rc: &receiver{statuses: statuses}, runs: &fakeRuns{}}
 	srv := httptest.NewServer(s.rc)
 	t.Cleanup(srv.Close)
-	s.hooks = &fakeHooks{hooks: map[string]Hook{
+	s.hooks = &fakeHooks{hooks: map[string]wakeup.Hook{
 		"bo/codex":   {Agent: "bo/codex", URL: srv.URL + "/hooks/bo", Secret: secret},
 		"ana/claude": {Agent: "ana/claude", URL: srv.URL + "/hooks/ana", Secret: secret},
 	}}
@@ -223,7 +224,7 @@ func TestAgentWithoutHookGetsItsWakeupStoredForPull(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSetup(t)
-			s.hooks.hooks = map[string]Hook{}
+			s.hooks.hooks = map[string]wakeup.Hook{}
 			for range 2 { // a redelivered event stores the same wake-up
 				if err := s.waker.Handle(context.Background(), tt.e); err != nil {
 					t.Fatal(err)
@@ -232,7 +233,7 @@ func TestAgentWithoutHookGetsItsWakeupStoredForPull(t *testing.T) {
 			if len(s.runs.started) != 0 || len(s.hooks.attempts) != 0 || len(s.rc.got) != 0 {
 				t.Errorf("runs %v, attempts %v, posts %v; want no run token and no webhook in pull mode", s.runs.started, s.hooks.attempts, s.rc.got)
 			}
-			want := Pending{ID: PendingID(tt.e.ID, tt.agent, tt.e.At), Agent: tt.agent, TaskID: tt.task, Reason: tt.reason, ResumesRun: tt.resumes, EventID: tt.e.ID, CreatedAt: tt.e.At.UTC()}
+			want := wakeup.Pending{ID: wakeup.PendingID(tt.e.ID, tt.agent, tt.e.At), Agent: tt.agent, TaskID: tt.task, Reason: tt.reason, ResumesRun: tt.resumes, EventID: tt.e.ID, CreatedAt: tt.e.At.UTC()}
 			if len(s.hooks.pending) != 1 || s.hooks.pending[want.ID] != want {
 				t.Errorf("pending = %+v, want %+v", s.hooks.pending, want)
 			}
@@ -274,7 +275,7 @@ func TestURLDownRecordsEveryAttemptAndFails(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	down := srv.URL
 	srv.Close()
-	s.hooks.hooks["bo/codex"] = Hook{Agent: "bo/codex", URL: down + "/wake?key=do-not-log", Secret: secret}
+	s.hooks.hooks["bo/codex"] = wakeup.Hook{Agent: "bo/codex", URL: down + "/wake?key=do-not-log", Secret: secret}
 	err := s.waker.Handle(context.Background(), sampleEvent(t, "task-routed.json"))
 	if err == nil {
 		t.Fatal("all attempts failed but Handle succeeded: EventBridge would not retry")

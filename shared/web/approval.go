@@ -27,7 +27,7 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) (link.Claims, s
 	switch {
 	case errors.Is(err, link.ErrExpired):
 		info.kind, info.task, info.step, info.outcome = c.Kind, c.TaskID, c.StepID, "expired"
-		h.render(w, r, http.StatusGone, "message.html", page{
+		h.message(w, r, http.StatusGone, messageView{
 			chrome: chrome{Title: "Link expired"}, Heading: "This approval link has expired",
 			Notice:      fmt.Sprintf("It expired at %s. Nothing was decided with it; if the agent still needs an answer it will ask again.", stamp(c.Expires)),
 			NoticeClass: "warn",
@@ -35,7 +35,7 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) (link.Claims, s
 		return c, token, false
 	case err != nil:
 		info.outcome = "tampered"
-		h.render(w, r, http.StatusForbidden, "message.html", page{
+		h.message(w, r, http.StatusForbidden, messageView{
 			chrome: chrome{Title: "Invalid link"}, Heading: "This link is not valid",
 			Notice:      "It was changed or was not issued by Prickle, so it can decide nothing. Open the link from the original email or Slack message.",
 			NoticeClass: "error",
@@ -169,7 +169,7 @@ func (h *Handler) showApproval(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) loadFailed(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, team.ErrNotFound) {
 		infoOf(r).outcome = "not_found"
-		h.render(w, r, http.StatusNotFound, "message.html", page{
+		h.message(w, r, http.StatusNotFound, messageView{
 			chrome: chrome{Title: "Not found"}, Heading: "Nothing to decide here",
 			Notice: "What this link was for no longer exists.", NoticeClass: "warn",
 		})
@@ -181,7 +181,7 @@ func (h *Handler) loadFailed(w http.ResponseWriter, r *http.Request, err error) 
 func (h *Handler) failed(w http.ResponseWriter, r *http.Request, err error) {
 	infoOf(r).outcome = "error"
 	h.cfg.Log.ErrorContext(r.Context(), "approval page failed", "error", err.Error())
-	h.render(w, r, http.StatusInternalServerError, "message.html", page{
+	h.message(w, r, http.StatusInternalServerError, messageView{
 		chrome: chrome{Title: "Something went wrong"}, Heading: "Something went wrong",
 		Notice: "Nothing was decided. Try again in a minute.", NoticeClass: "error",
 	})
@@ -192,7 +192,7 @@ func (h *Handler) failed(w http.ResponseWriter, r *http.Request, err error) {
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	if !h.sameOrigin(r) {
 		infoOf(r).outcome = "cross_site"
-		h.render(w, r, http.StatusForbidden, "message.html", page{
+		h.message(w, r, http.StatusForbidden, messageView{
 			chrome: chrome{Title: "Refused"}, Heading: "Decisions are made on the approval page",
 			Notice: "This form was sent from another site, so nothing was decided.", NoticeClass: "error",
 		})
@@ -225,7 +225,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	if !h.cfg.Signer.CheckFormToken(token, r.PostForm.Get("csrf")) {
 		infoOf(r).outcome = "bad_csrf"
-		h.render(w, r, http.StatusForbidden, "message.html", page{
+		h.message(w, r, http.StatusForbidden, messageView{
 			chrome: chrome{Title: "Refused"}, Heading: "Decisions are made on the approval page",
 			Notice: "This form did not come from the approval page, so nothing was decided. Open the link and use its buttons.", NoticeClass: "error",
 		})
@@ -290,7 +290,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) badForm(w http.ResponseWriter, r *http.Request, why string) {
 	infoOf(r).outcome = "bad_form"
-	h.render(w, r, http.StatusBadRequest, "message.html", page{
+	h.message(w, r, http.StatusBadRequest, messageView{
 		chrome: chrome{Title: "Not decided"}, Heading: "Nothing was decided", Notice: why + " Go back and try again.", NoticeClass: "error",
 	})
 }

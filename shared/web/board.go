@@ -72,7 +72,7 @@ func (h *Handler) board(w http.ResponseWriter, r *http.Request) {
 	}
 	var tasks []task.Task
 	for i := 0; ; i++ {
-		pg, err := h.room.ListTasks(r.Context(), query)
+		pg, err := h.cfg.Store.ListTasks(r.Context(), query)
 		if err != nil {
 			h.failed(w, r, err)
 			return

@@ -52,7 +52,7 @@ func whoDecides(c link.Claims) string {
 // it shows nothing of what the link decides.
 func (h *Handler) otherOwner(w http.ResponseWriter, r *http.Request, c link.Claims, me string) {
 	infoOf(r).outcome, infoOf(r).owner = "other_owner", me
-	h.render(w, r, http.StatusForbidden, "message.html", page{
+	h.message(w, r, http.StatusForbidden, messageView{
 		chrome: chrome{Title: "Not yours to decide"}, Heading: fmt.Sprintf("This link is %s's to decide", c.Owner),
 		Notice: fmt.Sprintf("You are signed in as %s. Only %s decides for %s's agents, so this page shows nothing and decides nothing. If you are %s, sign out and sign in as %s.",
 			me, c.Owner, c.Owner, c.Owner, c.Owner),

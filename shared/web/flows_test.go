@@ -21,6 +21,7 @@ import (
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/teamtest"
 	"github.com/useprickle/prickle/shared/web"
 )
 
@@ -39,7 +40,7 @@ var (
 // env is one backend with a web server in front of it.
 type env struct {
 	t     *testing.T
-	store team.Store
+	store roomBackend
 	svc   *team.Service
 	srv   *httptest.Server
 	clock *clock
@@ -50,7 +51,7 @@ type clock struct{ at time.Time }
 
 func (c *clock) now() time.Time { return c.at }
 
-func newEnv(t *testing.T, st team.Store) *env {
+func newEnv(t *testing.T, st roomBackend) *env {
 	t.Helper()
 	svc := team.New(st)
 	c := &clock{at: time.Now().UTC()}
@@ -187,7 +188,7 @@ func (e *env) stepStatus(s step.Step) step.Step {
 }
 
 // runFlows runs every approval-page flow against a backend.
-func runFlows(t *testing.T, newStore func(t *testing.T) team.Store) {
+func runFlows(t *testing.T, newStore func(t *testing.T) roomBackend) {
 	t.Run("step: GET never decides, POST approves once, a second POST says who decided", func(t *testing.T) {
 		e := newEnv(t, newStore(t))
 		s := e.pendingStep("tsk_step_flow")
@@ -371,7 +372,7 @@ func TestDevOutboxRoutes(t *testing.T) {
 	box := outbox.New()
 	box.Add(outbox.Message{Channel: outbox.ChannelEmail, To: "alice@example.com", Subject: "Approve Bash?", Text: "git push && done", Links: []string{"http://127.0.0.1:3000/a/tok"}})
 	box.Add(outbox.Message{Channel: outbox.ChannelWake, To: "http://127.0.0.1:3000/dev/wake", Subject: "wake"})
-	srv := httptest.NewServer(web.New(web.Config{Signer: signer, Outbox: box}))
+	srv := httptest.NewServer(web.New(web.Config{Store: teamtest.New(), Signer: signer, Outbox: box}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/dev/outbox.json")
 	if err != nil {
@@ -400,7 +401,7 @@ func TestDevOutboxRoutes(t *testing.T) {
 		t.Errorf("style.css = %v %v", css, err)
 	}
 
-	cloud := httptest.NewServer(web.New(web.Config{Signer: signer}))
+	cloud := httptest.NewServer(web.New(web.Config{Store: teamtest.New(), Signer: signer}))
 	defer cloud.Close()
 	for _, p := range []string{"/dev/outbox", "/dev/outbox.json"} {
 		r, err := http.Get(cloud.URL + p)

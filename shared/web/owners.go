@@ -96,9 +96,9 @@ type ownersView struct {
 	Day      string
 	MaxHours int
 	// Form starts the budget form from the owner's own budget, if any.
-	Form     budgetView
-	Notice   string
-	NoticeCl string
+	Form        budgetView
+	Notice      string
+	NoticeClass string
 }
 
 // GrantList feeds the grant-list template.
@@ -128,9 +128,9 @@ func (h *Handler) ownersPage(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Query().Get("done") {
 	case "revoked":
-		v.Notice, v.NoticeCl = "Revoked: the next call it would have allowed asks you again.", "ok"
+		v.Notice, v.NoticeClass = "Revoked: the next call it would have allowed asks you again.", "ok"
 	case "budget":
-		v.Notice, v.NoticeCl = "Budget saved.", "ok"
+		v.Notice, v.NoticeClass = "Budget saved.", "ok"
 	}
 	h.render(w, r, http.StatusOK, "owners.html", v)
 }
@@ -138,16 +138,16 @@ func (h *Handler) ownersPage(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) ownersViewOf(r *http.Request, me session.Session, p team.Project) (*ownersView, error) {
 	ctx := r.Context()
 	now := h.now()
-	grants, err := h.room.ProjectGrants(ctx, p.Slug)
+	grants, err := h.cfg.Store.ProjectGrants(ctx, p.Slug)
 	if err != nil {
 		return nil, err
 	}
-	budgets, err := h.room.ProjectBudgets(ctx, p.Slug)
+	budgets, err := h.cfg.Store.ProjectBudgets(ctx, p.Slug)
 	if err != nil {
 		return nil, err
 	}
 	day := budget.Day(now)
-	spend, err := h.room.ProjectSpend(ctx, p.Slug, day)
+	spend, err := h.cfg.Store.ProjectSpend(ctx, p.Slug, day)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func (h *Handler) ownersRefused(w http.ResponseWriter, r *http.Request, me sessi
 		h.failed(w, r, err)
 		return
 	}
-	v.Notice, v.NoticeCl = "Nothing was changed: "+why, "warn"
+	v.Notice, v.NoticeClass = "Nothing was changed: "+why, "warn"
 	h.render(w, r, http.StatusConflict, "owners.html", v)
 }
 

@@ -40,7 +40,7 @@ type agentPulse struct {
 // pulseOf builds Team Pulse: every agent of the project, grouped by owner
 // (the signed-in owner first), each with its latest report.
 func (h *Handler) pulseOf(r *http.Request, me session.Session, p team.Project, agents []team.Agent) (*pulseView, error) {
-	entries, err := h.room.Pulse(r.Context(), p.Slug)
+	entries, err := h.cfg.Store.Pulse(r.Context(), p.Slug)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func listedTools(t *testing.T) []map[string]any {
 
 func fetchReference(t *testing.T, query string) (int, string) {
 	t.Helper()
-	srv := httptest.NewServer(web.New(web.Config{Signer: signer, Log: slog.New(slog.DiscardHandler)}))
+	srv := httptest.NewServer(web.New(web.Config{Store: teamtest.New(), Signer: signer, Log: slog.New(slog.DiscardHandler)}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/docs/reference/mcp-tools" + query)
 	if err != nil {

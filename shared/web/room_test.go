@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,9 +32,10 @@ import (
 // The room's flows (sign-in, Team Pulse, board, task page) run against the
 // in-memory fake below and, with -tags integration, the real store.
 
+// roomBackend is a store the tests seed through the service and read back.
 type roomBackend interface {
 	team.Store
-	web.RoomStore
+	web.Store
 }
 
 // The room's directory: website-v2 (alice, bob) and mobile-app (carol).
@@ -52,125 +52,19 @@ var (
 	}
 )
 
-// fakeRoom is teamtest's store plus the directory reads the pages need.
-type fakeRoom struct {
-	*teamtest.Store
-	mu     sync.Mutex
-	owners map[string]team.Owner
-	agents []team.Agent
-	used   map[string]bool
-	asked  map[string]int
-	live   map[string]map[string]bool // owner → session id → recorded
-}
-
+// newFakeRoom is teamtest's store seeded with the room's directory.
 func newFakeRoom(t *testing.T) roomBackend {
-	f := &fakeRoom{Store: teamtest.New(), owners: map[string]team.Owner{}, used: map[string]bool{}}
+	f := teamtest.New()
 	for _, p := range roomProjects {
 		f.AddProject(p)
 	}
 	for _, o := range roomOwners {
-		f.owners[o.Name] = o
+		f.AddOwner(o)
 	}
 	for _, a := range roomAgents {
 		f.AddAgent(a)
-		f.agents = append(f.agents, a)
 	}
 	return f
-}
-
-func (f *fakeRoom) ListAgents(_ context.Context, project string) ([]team.Agent, error) {
-	var out []team.Agent
-	for _, a := range f.agents {
-		if slices.Contains(a.Projects, project) {
-			out = append(out, a)
-		}
-	}
-	return out, nil
-}
-
-func (f *fakeRoom) Owner(_ context.Context, name string) (team.Owner, error) {
-	o, ok := f.owners[name]
-	if !ok {
-		return o, team.ErrNotFound
-	}
-	return o, nil
-}
-
-func (f *fakeRoom) OwnerProjects(_ context.Context, owner string) ([]string, error) {
-	out := []string{}
-	for _, a := range f.agents {
-		if a.Owner == owner {
-			out = append(out, a.Projects...)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
-func (f *fakeRoom) AllowSignInRequest(_ context.Context, owner, client string, _ time.Time) (session.SignInLimit, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.asked == nil {
-		f.asked = map[string]int{}
-	}
-	for _, c := range []struct {
-		key   string
-		max   int
-		limit session.SignInLimit
-	}{
-		{"client " + client, session.RequestsPerClient, session.ClientLimit},
-		{"pair " + owner + " " + client, session.LinksPerNamePerClient, session.NameFromClientLimit},
-		{"name " + owner, session.LinksPerName, session.NameLimit},
-	} {
-		if f.asked[c.key] >= c.max {
-			return c.limit, nil
-		}
-		f.asked[c.key]++
-	}
-	return session.WithinLimits, nil
-}
-
-func (f *fakeRoom) UseSignIn(_ context.Context, nonce string, _ time.Time) (bool, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.used[nonce] {
-		return false, nil
-	}
-	f.used[nonce] = true
-	return true, nil
-}
-
-func (f *fakeRoom) StartSession(_ context.Context, owner, id string, _ time.Time) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.live == nil {
-		f.live = map[string]map[string]bool{}
-	}
-	if f.live[owner] == nil {
-		f.live[owner] = map[string]bool{}
-	}
-	f.live[owner][id] = true
-	return nil
-}
-
-func (f *fakeRoom) SessionActive(_ context.Context, owner, id string) (bool, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.live[owner][id], nil
-}
-
-func (f *fakeRoom) EndSession(_ context.Context, owner, id string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.live[owner], id)
-	return nil
-}
-
-func (f *fakeRoom) EndOwnerSessions(_ context.Context, owner string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.live, owner)
-	return nil
 }
 
 func TestRoomInMemory(t *testing.T) { runRoom(t, newFakeRoom) }
@@ -203,7 +97,7 @@ func newRoomEnv(t *testing.T, st roomBackend) *roomEnv {
 	// Sign-in Requested, the notifier mints the link and sends it.
 	notifier := &notify.Notifier{Owners: st, Ledger: &memLedger{sent: map[string]bool{}}, Mail: box, Slack: box, Signer: signer, BaseURL: e.srv.URL, Now: c.now, Log: slog.New(slog.DiscardHandler)}
 	svc.Events = publishTo(notifier.Handle)
-	h = web.New(web.Config{Service: svc, Store: st, Room: st, Signer: signer, BaseURL: e.srv.URL, ImageHosts: []string{"Images.Example.org", "bad;host"}, Outbox: box, Now: c.now, Log: slog.New(slog.DiscardHandler)})
+	h = web.New(web.Config{Service: svc, Store: st, Signer: signer, BaseURL: e.srv.URL, ImageHosts: []string{"Images.Example.org", "bad;host"}, Outbox: box, Now: c.now, Log: slog.New(slog.DiscardHandler)})
 	t.Cleanup(e.srv.Close)
 	return e
 }

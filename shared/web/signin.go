@@ -67,10 +67,10 @@ type signInView struct {
 // session returns the signed-in owner, if any: a valid cookie whose session
 // the store still records. A store failure is logged and signs nobody in.
 func (h *Handler) session(r *http.Request) (session.Session, bool) {
-	if h.keys == nil || h.room == nil {
+	if h.keys == nil {
 		return session.Session{}, false
 	}
-	s, ok, err := h.keys.From(r.Context(), h.room, r, h.now())
+	s, ok, err := h.keys.From(r.Context(), h.cfg.Store, r, h.now())
 	if err != nil {
 		h.cfg.Log.ErrorContext(r.Context(), "session check failed", "error", err.Error())
 	}
@@ -139,7 +139,7 @@ func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
 
 // allowSignIn applies the per-client and per-name bounds on sign-in links.
 func (h *Handler) allowSignIn(ctx context.Context, name, client string) (session.SignInLimit, error) {
-	return h.room.AllowSignInRequest(ctx, name, client, h.now())
+	return h.cfg.Store.AllowSignInRequest(ctx, name, client, h.now())
 }
 
 // sendSignInLink asks notify, over the event bus, to send the owner a
@@ -155,14 +155,14 @@ func (h *Handler) sendSignInLink(ctx context.Context, name string) error {
 // signInToken checks the sign-in link in the path; on failure it has written the page.
 func (h *Handler) signInToken(w http.ResponseWriter, r *http.Request, use bool) (session.Claims, string, bool) {
 	token := r.PathValue("token")
-	if h.keys == nil || h.room == nil {
+	if h.keys == nil {
 		h.failed(w, r, errors.New("sign-in is not configured"))
 		return session.Claims{}, token, false
 	}
 	var c session.Claims
 	var err error
 	if use {
-		c, err = h.keys.UseSignIn(r.Context(), h.room, token, h.now())
+		c, err = h.keys.UseSignIn(r.Context(), h.cfg.Store, token, h.now())
 	} else {
 		c, err = h.keys.CheckSignIn(token, h.now())
 	}
@@ -221,7 +221,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ck, err := h.keys.Start(r.Context(), h.room, r, c.Owner, h.now())
+	ck, err := h.keys.Start(r.Context(), h.cfg.Store, r, c.Owner, h.now())
 	if err != nil {
 		h.failed(w, r, err)
 		return
@@ -251,16 +251,16 @@ func (h *Handler) endSessions(w http.ResponseWriter, r *http.Request, everywhere
 		r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 		if err := r.ParseForm(); err != nil || !h.sameOrigin(r) || !h.keys.CheckFormToken(s, r.PostForm.Get("csrf")) {
 			infoOf(r).outcome = "bad_csrf"
-			h.render(w, r, http.StatusForbidden, "message.html", page{chrome: chrome{Title: "Refused"}, Heading: "Not signed out",
+			h.message(w, r, http.StatusForbidden, messageView{chrome: chrome{Title: "Refused"}, Heading: "Not signed out",
 				Notice: "This form did not come from Prickle's page. Use the Sign out button.", NoticeClass: "error"})
 			return
 		}
 		infoOf(r).owner = s.Owner
 		var err error
 		if everywhere {
-			ck, err = session.EndAll(r.Context(), h.room, r, s)
+			ck, err = session.EndAll(r.Context(), h.cfg.Store, r, s)
 		} else {
-			ck, err = session.End(r.Context(), h.room, r, s)
+			ck, err = session.End(r.Context(), h.cfg.Store, r, s)
 		}
 		if err != nil {
 			h.failed(w, r, err)
@@ -301,7 +301,7 @@ func (h *Handler) projectOf(ctx context.Context, owner, slug string) (team.Proje
 	if !validOwnerName(slug) {
 		return team.Project{}, nil, team.ErrNotFound
 	}
-	return team.OwnerProject(ctx, h.room, owner, slug)
+	return team.OwnerProject(ctx, h.cfg.Store, owner, slug)
 }
 
 // notFound is the one answer for what the owner may not see or what does not exist.
@@ -313,11 +313,6 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request, me session.Se
 		v.CSRF = h.keys.FormToken(me)
 	}
 	h.render(w, r, http.StatusNotFound, "room-message.html", v)
-}
-
-type messageView struct {
-	chrome
-	Heading, Notice, NoticeClass string
 }
 
 type homeView struct {
@@ -333,14 +328,14 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	infoOf(r).owner = s.Owner
-	slugs, err := h.room.OwnerProjects(r.Context(), s.Owner)
+	slugs, err := h.cfg.Store.OwnerProjects(r.Context(), s.Owner)
 	if err != nil {
 		h.failed(w, r, err)
 		return
 	}
 	v := &homeView{chrome: chrome{Title: "Your projects", Me: s.Owner, CSRF: h.keys.FormToken(s)}}
 	for _, slug := range slugs {
-		p, err := h.room.Project(r.Context(), slug)
+		p, err := h.cfg.Store.Project(r.Context(), slug)
 		if errors.Is(err, team.ErrNotFound) {
 			continue
 		}

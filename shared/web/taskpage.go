@@ -36,9 +36,9 @@ type taskView struct {
 	Timeline    []timelineEntry
 	// Grants are the standing grants that can allow this task's calls: its
 	// exact-call grants and the pattern grants of its assignee.
-	Grants   []grantView
-	Notice   string
-	NoticeCl string
+	Grants      []grantView
+	Notice      string
+	NoticeClass string
 }
 
 // GrantList feeds the grant-list template.
@@ -106,13 +106,13 @@ func (h *Handler) taskPage(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Query().Get("decided") {
 	case "approved":
-		v.Notice, v.NoticeCl = "Approved: your decision is recorded and the agent is told.", "ok"
+		v.Notice, v.NoticeClass = "Approved: your decision is recorded and the agent is told.", "ok"
 	case "granted":
-		v.Notice, v.NoticeCl = "Approved, and your standing grant is saved: calls it covers are allowed without asking until it expires or you revoke it.", "ok"
+		v.Notice, v.NoticeClass = "Approved, and your standing grant is saved: calls it covers are allowed without asking until it expires or you revoke it.", "ok"
 	case "revoked":
-		v.Notice, v.NoticeCl = "Revoked: the next call it would have allowed asks you again.", "ok"
+		v.Notice, v.NoticeClass = "Revoked: the next call it would have allowed asks you again.", "ok"
 	case "refused":
-		v.Notice, v.NoticeCl = "Refused: your decision is recorded and the agent is told.", "ok"
+		v.Notice, v.NoticeClass = "Refused: your decision is recorded and the agent is told.", "ok"
 	}
 	h.renderTask(w, r, status, v)
 }
@@ -138,7 +138,7 @@ func (h *Handler) taskViewOf(r *http.Request, me session.Session) (*taskView, in
 	if err != nil {
 		return nil, 0, err
 	}
-	steps, err := h.room.StepsForTask(r.Context(), t.ID)
+	steps, err := h.cfg.Store.StepsForTask(r.Context(), t.ID)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -176,7 +176,7 @@ func (h *Handler) taskViewOf(r *http.Request, me session.Session) (*taskView, in
 		v.Steps = append(v.Steps, pendingStep{stepView: viewStep(eff), ID: eff.ID, Owner: ownerOf(eff.Agent),
 			CanDecide: ownerOf(eff.Agent) == me.Owner && t.State.Open(), Grant: grantChoiceOf(eff)})
 	}
-	grants, err := h.room.ProjectGrants(r.Context(), t.Project)
+	grants, err := h.cfg.Store.ProjectGrants(r.Context(), t.Project)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -283,6 +283,6 @@ func (h *Handler) taskRefused(w http.ResponseWriter, r *http.Request, me session
 		h.failed(w, r, err)
 		return
 	}
-	v.Notice, v.NoticeCl = "Nothing was decided: "+why, "warn"
+	v.Notice, v.NoticeClass = "Nothing was decided: "+why, "warn"
 	h.renderTask(w, r, status, v)
 }

@@ -41,6 +41,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/budget"
 	"github.com/useprickle/prickle/shared/grant"
+	"github.com/useprickle/prickle/shared/httprec"
 	"github.com/useprickle/prickle/shared/layout"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/outbox"
@@ -59,16 +60,15 @@ var staticFS embed.FS
 
 var pages = template.Must(layout.Parse(template.New("").Funcs(template.FuncMap{})).ParseFS(templateFS, "templates/*.html"))
 
-// Store is what the pages read; *store.Store (and team.Store) satisfy it.
+// Store is what the pages read and record: the approval pages' step, task
+// and history, and what the signed-in pages (owner sign-in, Team Pulse, the
+// board, task and owners pages) read beyond them. It is one required
+// dependency, so a store that lacks a method fails to compile where it is
+// wired instead of leaving pages unmounted; *store.Store satisfies it.
 type Store interface {
 	Step(ctx context.Context, taskID, stepID string) (step.Step, error)
 	Task(ctx context.Context, id string) (task.Task, error)
 	History(ctx context.Context, id string) ([]task.Event, error)
-}
-
-// RoomStore is what the signed-in pages (Team Pulse, the board, task pages)
-// and owner sign-in read beyond Store; *store.Store satisfies it.
-type RoomStore interface {
 	Project(ctx context.Context, slug string) (team.Project, error)
 	ListAgents(ctx context.Context, project string) ([]team.Agent, error)
 	Pulse(ctx context.Context, project string) ([]pulse.Entry, error)
@@ -87,10 +87,8 @@ type RoomStore interface {
 	session.Sessions
 }
 
-// Config is what the handler needs: Store for the approval pages and Room
-// for the signed-in ones, each an interface the wiring's store must satisfy
-// at compile time. Room nil (the approval pages' tests) leaves the signed-in
-// pages unmounted; Outbox nil (the cloud) leaves /dev/* unmounted.
+// Config is what the handler needs. Store is required (New panics without
+// it); Outbox nil (the cloud) leaves /dev/* unmounted.
 type Config struct {
 	Service *team.Service
 	Store   Store
@@ -104,7 +102,6 @@ type Config struct {
 	// owner clicks, so no agent learns when the owner looks.
 	ImageHosts []string
 	Outbox     *outbox.Outbox
-	Room       RoomStore
 	// Now is the clock links and steps are checked against; tests inject one.
 	Now func() time.Time
 	Log *slog.Logger
@@ -112,9 +109,8 @@ type Config struct {
 
 // Handler serves the web function's routes.
 type Handler struct {
-	cfg  Config
-	mux  *http.ServeMux
-	room RoomStore
+	cfg Config
+	mux *http.ServeMux
 	// keys sign sign-in links and sessions, derived from Signer's key; nil
 	// when the key is too short, and then nobody can sign in.
 	keys *session.Keys
@@ -135,8 +131,12 @@ func imageHosts(hosts []string) []string {
 	return out
 }
 
-// New builds the handler; mount it at the root (or at /a/, /static/ and /dev/).
+// New builds the handler; mount it at the root. A Config without a Store
+// is a wiring mistake, and New panics on it.
 func New(cfg Config) *Handler {
+	if cfg.Store == nil {
+		panic("web: Config.Store is required")
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -144,32 +144,30 @@ func New(cfg Config) *Handler {
 		cfg.Log = slog.Default()
 	}
 	cfg.ImageHosts = imageHosts(cfg.ImageHosts)
-	h := &Handler{cfg: cfg, mux: http.NewServeMux(), room: cfg.Room}
+	h := &Handler{cfg: cfg, mux: http.NewServeMux()}
 	if k, err := session.NewKeys(cfg.Signer.Key); err == nil {
 		h.keys = &k
 	}
 	h.mux.HandleFunc("GET /a/{token}", h.showApproval)
 	h.mux.HandleFunc("POST /a/{token}", h.decide)
 	h.mux.HandleFunc("GET /docs/reference/mcp-tools", h.reference)
-	if h.room != nil {
-		h.mux.HandleFunc("GET /{$}", h.home)
-		h.mux.HandleFunc("GET /signin", h.signInForm)
-		h.mux.HandleFunc("POST /signin", h.sendSignIn)
-		h.mux.HandleFunc("GET /signin/{token}", h.showSignIn)
-		h.mux.HandleFunc("POST /signin/{token}", h.signIn)
-		h.mux.HandleFunc("POST /signout", h.signOut)
-		h.mux.HandleFunc("POST /signout-everywhere", h.signOutEverywhere)
-		h.mux.HandleFunc("GET /p/{project}", h.teamPulse)
-		h.mux.HandleFunc("GET /p/{project}/pulse", h.pulseFragment)
-		h.mux.HandleFunc("GET /p/{project}/tasks", h.board)
-		h.mux.HandleFunc("GET /p/{project}/owners", h.ownersPage)
-		h.mux.HandleFunc("POST /p/{project}/budgets", h.setBudget)
-		h.mux.HandleFunc("POST /p/{project}/grants/{grant}/revoke", h.revokeGrant)
-		h.mux.HandleFunc("GET /p/{project}/audit.csv", h.auditExport)
-		h.mux.HandleFunc("GET /p/{project}/audit.json", h.auditExport)
-		h.mux.HandleFunc("GET /t/{task}", h.taskPage)
-		h.mux.HandleFunc("POST /t/{task}", h.decideOnTask)
-	}
+	h.mux.HandleFunc("GET /{$}", h.home)
+	h.mux.HandleFunc("GET /signin", h.signInForm)
+	h.mux.HandleFunc("POST /signin", h.sendSignIn)
+	h.mux.HandleFunc("GET /signin/{token}", h.showSignIn)
+	h.mux.HandleFunc("POST /signin/{token}", h.signIn)
+	h.mux.HandleFunc("POST /signout", h.signOut)
+	h.mux.HandleFunc("POST /signout-everywhere", h.signOutEverywhere)
+	h.mux.HandleFunc("GET /p/{project}", h.teamPulse)
+	h.mux.HandleFunc("GET /p/{project}/pulse", h.pulseFragment)
+	h.mux.HandleFunc("GET /p/{project}/tasks", h.board)
+	h.mux.HandleFunc("GET /p/{project}/owners", h.ownersPage)
+	h.mux.HandleFunc("POST /p/{project}/budgets", h.setBudget)
+	h.mux.HandleFunc("POST /p/{project}/grants/{grant}/revoke", h.revokeGrant)
+	h.mux.HandleFunc("GET /p/{project}/audit.csv", h.auditExport)
+	h.mux.HandleFunc("GET /p/{project}/audit.json", h.auditExport)
+	h.mux.HandleFunc("GET /t/{task}", h.taskPage)
+	h.mux.HandleFunc("POST /t/{task}", h.decideOnTask)
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/static/", http.FileServerFS(static))
 	h.mux.Handle("GET /static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -192,11 +190,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("X-Content-Type-Options", "nosniff")
-	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	rec := httprec.New(w)
 	info := &requestInfo{}
 	h.mux.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), infoKey{}, info)))
 	_, pattern := h.mux.Handler(r)
-	attrs := []any{"method", r.Method, "route", pattern, "status", rec.status, "duration_ms", time.Since(start).Milliseconds()}
+	attrs := []any{"method", r.Method, "route", pattern, "status", rec.Status, "duration_ms", time.Since(start).Milliseconds()}
 	if info.kind != "" {
 		attrs = append(attrs, "link_kind", info.kind, "task", info.task)
 	}
@@ -222,16 +220,6 @@ func infoOf(r *http.Request) *requestInfo {
 		return i
 	}
 	return &requestInfo{}
-}
-
-type recorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *recorder) WriteHeader(code int) {
-	r.status = code
-	r.ResponseWriter.WriteHeader(code)
 }
 
 // render writes a page with its status; only public pages (the tool reference) are cached.
@@ -262,6 +250,21 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	if err := pages.ExecuteTemplate(w, name, data); err != nil {
 		h.cfg.Log.ErrorContext(r.Context(), "render page", "template", name, "error", err.Error())
 	}
+}
+
+// messageView is every page that only says something: the bare answers of
+// the approval pages and sign-out (message.html) and the signed-in pages'
+// refusals and not-found (room-message.html).
+type messageView struct {
+	chrome
+	Heading, Notice, NoticeClass string
+}
+
+// message renders the bare message page: the brand alone, as the approval
+// pages are, since it answers a link opened from a message.
+func (h *Handler) message(w http.ResponseWriter, r *http.Request, status int, v messageView) {
+	v.Bare = true
+	h.render(w, r, status, "message.html", &v)
 }
 
 func (h *Handler) now() time.Time { return h.cfg.Now().UTC() }

@@ -17,7 +17,7 @@ func TestApprovalFlowsOnTheRealStore(t *testing.T) {
 
 // realStore is the DynamoDB store over fresh tables (from template.yaml) on
 // the emulator, seeded with the flows' project, owners and agents.
-func realStore(t *testing.T) team.Store {
+func realStore(t *testing.T) roomBackend {
 	t.Helper()
 	ctx := context.Background()
 	st := storetest.New(t).Store

@@ -24,6 +24,7 @@ import (
 
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/cfn"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/link"
@@ -93,7 +94,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 
-	srv := &http.Server{Handler: web.New(web.Config{Service: svc, Store: st, Room: st, Signer: signer, BaseURL: base, Outbox: box, Log: log}), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: web.New(web.Config{Service: svc, Store: st, Signer: signer, BaseURL: base, Outbox: box, Log: log}), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	out, _ := json.Marshal(links)
@@ -114,7 +115,7 @@ func tables(ctx context.Context, endpoint, template string) (*store.Store, error
 	if err != nil {
 		return nil, err
 	}
-	tpl, err := stack.LoadTemplate(template)
+	tpl, err := cfn.LoadTemplate(template)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func tables(ctx context.Context, endpoint, template string) (*store.Store, error
 	if err != nil {
 		return nil, err
 	}
-	if err := stack.CreateTables(ctx, client, specs); err != nil {
+	if err := cfn.CreateTables(ctx, client, specs); err != nil {
 		return nil, err
 	}
 	names, err := tpl.TableNames(params)

@@ -30,6 +30,7 @@ import (
 	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/catalog"
+	"github.com/useprickle/prickle/shared/cfn"
 	"github.com/useprickle/prickle/shared/endpoint"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/store"
@@ -65,7 +66,7 @@ func run(ctx context.Context, rounds int, items bool) error {
 	if err != nil {
 		return err
 	}
-	tpl, err := stack.LoadTemplate(templatePath())
+	tpl, err := cfn.LoadTemplate(templatePath())
 	if err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func run(ctx context.Context, rounds int, items bool) error {
 	if err != nil {
 		return err
 	}
-	if err := stack.CreateTables(ctx, base, specs); err != nil {
+	if err := cfn.CreateTables(ctx, base, specs); err != nil {
 		return err
 	}
 	defer func() {

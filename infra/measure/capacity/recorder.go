@@ -12,8 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
-
-	"github.com/useprickle/prickle/infra/stack"
+	"github.com/useprickle/prickle/shared/cfn"
 )
 
 // Recorder is an SDK middleware that records, for every DynamoDB request
@@ -64,7 +63,7 @@ type indexShape struct {
 }
 
 // NewRecorder knows the tables' keys and global indexes from their specs.
-func NewRecorder(shadow *dynamodb.Client, specs []stack.TableSpec) *Recorder {
+func NewRecorder(shadow *dynamodb.Client, specs []cfn.TableSpec) *Recorder {
 	r := &Recorder{shadow: shadow, tables: map[string]tableShape{}}
 	for _, s := range specs {
 		var shape tableShape

@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/useprickle/prickle/infra/stack"
+	"github.com/useprickle/prickle/shared/cfn"
 	"github.com/useprickle/prickle/shared/store"
 )
 
@@ -52,11 +52,8 @@ type Fixture struct {
 func New(t testing.TB) Fixture {
 	t.Helper()
 	ctx := context.Background()
-	client, err := stack.Client(ctx, Endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl, err := stack.LoadTemplate(templatePath(t))
+	client := store.NewFunctionClient(Endpoint(t))
+	tpl, err := cfn.LoadTemplate(templatePath(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +61,7 @@ func New(t testing.TB) Fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := stack.CreateTables(ctx, client, specs); err != nil {
+	if err := cfn.CreateTables(ctx, client, specs); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -1,4 +1,7 @@
 // Package teamtest is an in-memory team.Store: the fake for domain tests only.
+// It also keeps what the web pages read beyond it (owners, a project's
+// agents, sign-in links and sessions: web.Store), so the pages' tests run
+// against the same fake.
 //
 // It keeps the contract of the ports in shared/team, including the parts
 // tests lean on: every write is conditional and a lost race is team.ErrConflict
@@ -46,6 +49,7 @@ type Store struct {
 	budgets  map[string]budget.Budget // project#owner#unit → budget
 	spend    map[string]budget.Spend  // project#day#owner#unit#agent → spend
 	audit    []audit.Entry
+	people
 }
 
 var _ team.Store = (*Store)(nil)
@@ -62,6 +66,7 @@ func New() *Store {
 		grants:   map[string]grant.Grant{},
 		budgets:  map[string]budget.Budget{},
 		spend:    map[string]budget.Spend{},
+		people:   newPeople(),
 	}
 }
 

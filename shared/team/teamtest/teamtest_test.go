@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -138,67 +137,8 @@ func TestReadsAreCopies(t *testing.T) {
 	}
 }
 
-func TestListTasks(t *testing.T) {
-	s := teamtest.New()
-	for i := range 25 {
-		s.AddTask(task.Task{ID: fmt.Sprintf("tsk_%02d", i), Project: "p", State: task.Routed, Requester: "a/x", Assignee: "b/y", CreatedAt: t0.Add(time.Duration(i/2) * time.Minute)})
-	}
-	s.AddTask(task.Task{ID: "tsk_other", Project: "q", State: task.Routed, Requester: "a/x", Assignee: "b/y", CreatedAt: t0})
-
-	page, err := s.ListTasks(ctx, team.TaskQuery{Project: "p"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(page.Tasks) != teamtest.DefaultLimit || page.NextCursor == "" {
-		t.Errorf("no limit: %d tasks, cursor %q; want %d and a cursor", len(page.Tasks), page.NextCursor, teamtest.DefaultLimit)
-	}
-	if page.Tasks[0].ID != "tsk_24" {
-		t.Errorf("first task %s, want the newest, tsk_24", page.Tasks[0].ID)
-	}
-	seen := map[string]bool{}
-	q := team.TaskQuery{Project: "p", Involving: "b/y", Role: "assignee", Limit: 3}
-	for {
-		page, err := s.ListTasks(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tk := range page.Tasks {
-			if seen[tk.ID] {
-				t.Fatalf("%s listed twice", tk.ID)
-			}
-			seen[tk.ID] = true
-		}
-		if page.NextCursor == "" {
-			break
-		}
-		q.Cursor = page.NextCursor
-	}
-	if len(seen) != 25 || seen["tsk_other"] {
-		t.Errorf("paged through %d tasks (other project: %v), want the 25 of p", len(seen), seen["tsk_other"])
-	}
-
-	for _, bad := range []team.TaskQuery{
-		{Project: "p", Cursor: "%%%"},
-		{Project: "p", Cursor: "e30"}, // base64 of {}
-		{Project: "q", Cursor: page.NextCursor},
-		{Project: "p", States: []task.State{task.Routed}, Cursor: page.NextCursor},
-	} {
-		if _, err := s.ListTasks(ctx, bad); !errors.Is(err, team.ErrBadCursor) {
-			t.Errorf("ListTasks(%+v): err = %v, want team.ErrBadCursor", bad, err)
-		}
-	}
-}
-
-func TestListTasksCapsTheLimit(t *testing.T) {
-	s := teamtest.New()
-	for i := range teamtest.MaxLimit + 1 {
-		s.AddTask(task.Task{ID: fmt.Sprintf("tsk_%03d", i), Project: "p", State: task.Routed, CreatedAt: t0.Add(time.Duration(i) * time.Second)})
-	}
-	page, err := s.ListTasks(ctx, team.TaskQuery{Project: "p", Limit: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(page.Tasks) != teamtest.MaxLimit || page.NextCursor == "" {
-		t.Errorf("limit 1000: %d tasks, cursor %q; want %d and a cursor", len(page.Tasks), page.NextCursor, teamtest.MaxLimit)
-	}
+// TestListTasksContract holds the fake to the ListTasks contract the
+// DynamoDB store keeps too (shared/store's TestListTasksContract).
+func TestListTasksContract(t *testing.T) {
+	teamtest.RunContract(t, func(*testing.T) team.Store { return teamtest.New() })
 }

@@ -1,6 +1,6 @@
 //go:build integration
 
-package stack_test
+package cfn_test
 
 import (
 	"context"
@@ -14,7 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/useprickle/prickle/infra/stack"
+	"github.com/useprickle/prickle/shared/cfn"
+	"github.com/useprickle/prickle/shared/store"
 )
 
 const endpointEnv = "PRICKLE_DYNAMODB_ENDPOINT"
@@ -28,20 +29,16 @@ func emulator(t *testing.T) *dynamodb.Client {
 		}
 		t.Skipf("SKIPPED: %s is not set. Start the emulator (.venv/bin/python infra/moto/launcher.py --port 4599) and set %s=http://127.0.0.1:4599 to run this test", endpointEnv, endpointEnv)
 	}
-	client, err := stack.Client(context.Background(), endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return client
+	return store.NewFunctionClient(endpoint)
 }
 
-func freshSpecs(t *testing.T) []stack.TableSpec {
+func freshSpecs(t *testing.T) []cfn.TableSpec {
 	t.Helper()
 	b := make([]byte, 4)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
 	}
-	tpl, err := stack.LoadTemplate("../../template.yaml")
+	tpl, err := cfn.LoadTemplate("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +49,7 @@ func freshSpecs(t *testing.T) []stack.TableSpec {
 	return specs
 }
 
-func deleteTables(t *testing.T, client *dynamodb.Client, specs []stack.TableSpec) {
+func deleteTables(t *testing.T, client *dynamodb.Client, specs []cfn.TableSpec) {
 	t.Cleanup(func() {
 		for _, s := range specs {
 			_, _ = client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(s.Name())})
@@ -67,7 +64,7 @@ func TestCreateTablesAsDeclaredAndIdempotent(t *testing.T) {
 	deleteTables(t, client, specs)
 
 	for range 2 { // the second run finds every table and leaves it alone
-		if err := stack.CreateTables(ctx, client, specs); err != nil {
+		if err := cfn.CreateTables(ctx, client, specs); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -125,7 +122,7 @@ func TestCreateTablesRefusesADifferentExistingTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = stack.CreateTables(ctx, client, specs)
+	err = cfn.CreateTables(ctx, client, specs)
 	if err == nil || !strings.Contains(err.Error(), "different key schema") {
 		t.Fatalf("err = %v, want a key schema mismatch", err)
 	}

@@ -1,7 +1,10 @@
-// Package stack stands up the DynamoDB tables that template.yaml declares on
-// any DynamoDB endpoint (the local emulator, integration tests), so local
-// tables never drift from the ones CloudFormation creates.
-package stack
+// Package cfn reads template.yaml, the product's CloudFormation/SAM
+// declaration, as data: its DynamoDB tables (and stands them up on any
+// endpoint: the local emulator, integration tests), its event rules and its
+// stream sources. The local stack, the Lambda emulator runs and the tests
+// all read the template through it, so nothing local drifts from what
+// CloudFormation creates.
+package cfn
 
 import (
 	"fmt"
