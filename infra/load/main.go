@@ -31,7 +31,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -39,6 +38,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/useprickle/prickle/infra/localstate"
 )
 
 func main() {
@@ -115,21 +116,15 @@ type options struct {
 	start                       bool
 }
 
-// stackInfo is what the load needs from a stack's local.json.
-type stackInfo struct {
-	MCPURL           string            `json:"mcp_url"`
-	DynamoDBEndpoint string            `json:"dynamodb_endpoint"`
-	Tables           map[string]string `json:"tables"`
-}
-
-func readStack(path string) (stackInfo, error) {
-	var s stackInfo
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return s, fmt.Errorf("read %s (is `make local` running? or pass -start): %w", path, err)
+// readStack reads a running stack's local.json: the load needs its MCP URL,
+// its DynamoDB endpoint and its tables.
+func readStack(path string) (localstate.State, error) {
+	if _, err := os.Stat(path); err != nil {
+		return localstate.State{}, fmt.Errorf("read %s (is `make local` running? or pass -start): %w", path, err)
 	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("parse %s: %w", path, err)
+	s, err := localstate.Read(path)
+	if err != nil {
+		return s, err
 	}
 	if s.MCPURL == "" || s.DynamoDBEndpoint == "" {
 		return s, fmt.Errorf("%s names no mcp_url or dynamodb_endpoint", path)
