@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/useprickle/prickle/infra/dynamo"
 	"github.com/useprickle/prickle/infra/localstate"
-	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/budget"
@@ -278,7 +278,7 @@ func openStore(ctx context.Context, local bool) (*store.Store, error) {
 		endpoint = s.DynamoDBEndpoint
 		tables = store.Tables{Tasks: s.Tables["TasksTable"], Steps: s.Tables["StepsTable"], Pulse: s.Tables["PulseTable"], Directory: s.Tables["DirectoryTable"], Wakeups: s.Tables["WakeupsTable"]}
 	}
-	client, err := stack.Client(ctx, endpoint)
+	client, err := dynamo.Client(ctx, endpoint)
 	if err != nil {
 		return nil, err
 	}

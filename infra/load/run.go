@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/useprickle/prickle/infra/stack"
+	"github.com/useprickle/prickle/infra/dynamo"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/task"
@@ -34,7 +34,7 @@ func run(ctx context.Context, o options) (ok bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	client, err := stack.Client(ctx, info.DynamoDBEndpoint)
+	client, err := dynamo.Client(ctx, info.DynamoDBEndpoint)
 	if err != nil {
 		return false, err
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/useprickle/prickle/infra/stack"
+	"github.com/useprickle/prickle/infra/dynamo"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/store"
 )
@@ -103,7 +103,7 @@ func sequential(ctx context.Context, own *ownStack, so scaleOptions) ([]seqRow, 
 	if err != nil {
 		return nil, err
 	}
-	client, err := stack.Client(ctx, info.DynamoDBEndpoint)
+	client, err := dynamo.Client(ctx, info.DynamoDBEndpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +344,7 @@ func concurrent(ctx context.Context, own *ownStack, o options, so scaleOptions, 
 	if err != nil {
 		return concurrentRow{}, err
 	}
-	client, err := stack.Client(ctx, info.DynamoDBEndpoint)
+	client, err := dynamo.Client(ctx, info.DynamoDBEndpoint)
 	if err != nil {
 		return concurrentRow{}, err
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
+	"github.com/useprickle/prickle/infra/dynamo"
 	"github.com/useprickle/prickle/infra/localstate"
-	"github.com/useprickle/prickle/infra/stack"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/bus"
 	"github.com/useprickle/prickle/shared/cfn"
@@ -86,7 +86,7 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 	if err != nil {
 		return nil, err
 	}
-	client, err := stack.Client(ctx, endpointURL)
+	client, err := dynamo.Client(ctx, endpointURL)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/useprickle/prickle/infra/stack"
+	"github.com/useprickle/prickle/infra/dynamo"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/catalog"
 	"github.com/useprickle/prickle/shared/identity"
@@ -47,7 +47,7 @@ import (
 // tsk_expirydemo0001 of bo/codex, waiting on its owner for the step that
 // TTL has since deleted (as shared/expiry's integration test sets it up).
 func fixture(ctx context.Context) error {
-	client, err := stack.Client(ctx, rs.Local.DynamoDBEndpoint)
+	client, err := dynamo.Client(ctx, rs.Local.DynamoDBEndpoint)
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/useprickle/prickle/infra/stack"
+	"github.com/useprickle/prickle/infra/dynamo"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/cfn"
 	"github.com/useprickle/prickle/shared/event"
@@ -111,7 +111,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 }
 
 func tables(ctx context.Context, endpoint, template string) (*store.Store, error) {
-	client, err := stack.Client(ctx, endpoint)
+	client, err := dynamo.Client(ctx, endpoint)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/useprickle/prickle/infra/stack"
+	"github.com/useprickle/prickle/infra/dynamo"
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/catalog"
 	"github.com/useprickle/prickle/shared/cfn"
@@ -62,7 +62,7 @@ func run(ctx context.Context, rounds int, items bool) error {
 	if ep == "" {
 		return errors.New("PRICKLE_DYNAMODB_ENDPOINT is not set; run: infra/moto/with-emulator.sh go run ./infra/measure/capacity")
 	}
-	base, err := stack.Client(ctx, ep)
+	base, err := dynamo.Client(ctx, ep)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
-// Package stack builds the DynamoDB client of the operator tools (the admin
+// Package dynamo builds the DynamoDB client of the operator tools (the admin
 // CLI, the local stack, the load and capacity runs) over the local stack or
 // an AWS account. What template.yaml declares is read by shared/cfn.
-package stack
+package dynamo
 
 import (
 	"context"
