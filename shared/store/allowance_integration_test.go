@@ -19,6 +19,7 @@ import (
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/teamtest"
 )
 
 // ownersFixture is the team service over the real store with one project,
@@ -46,7 +47,7 @@ func newOwnersFixture(t *testing.T) ownersFixture {
 			t.Fatal(err)
 		}
 	}
-	tk := routedTask("push-task", "web", "bob/reviewer", "alice/builder", base)
+	tk := teamtest.RoutedTask("push-task", "web", "bob/reviewer", "alice/builder", base)
 	mustCreate(t, f, tk)
 	m, _ := task.Accept(tk, "alice/builder", "", base.Add(time.Minute))
 	if err := f.store.ApplyMove(ctx, 1, m); err != nil {

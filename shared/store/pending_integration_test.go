@@ -20,6 +20,7 @@ import (
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/taskstream"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/teamtest"
 )
 
 // checkpoint is the move save_checkpoint makes from version prev of tk.
@@ -115,7 +116,7 @@ func TestAMoveIsOneConditionalWrite(t *testing.T) {
 	p := storetest.NewProxy(t)
 	st := p.Store(fx)
 	ctx := context.Background()
-	tk := routedTask("one-write", "website-v2", "ana/claude", "bo/codex", base)
+	tk := teamtest.RoutedTask("one-write", "website-v2", "ana/claude", "bo/codex", base)
 	if err := st.CreateTask(ctx, tk, created(tk)); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestAMoveIsOneConditionalWrite(t *testing.T) {
 func TestHistoryIsGapFreeBeforeAndAfterFiling(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	tk := routedTask("gap-free", "website-v2", "ana/claude", "bo/codex", base)
+	tk := teamtest.RoutedTask("gap-free", "website-v2", "ana/claude", "bo/codex", base)
 	mustCreate(t, f, tk)
 	for i := 1; i <= 3; i++ {
 		moveN(t, f.store, tk.ID, i)
@@ -194,7 +195,7 @@ func TestPendingIsBoundedWithTheFilerStopped(t *testing.T) {
 	f := fixture{store: fx.Store, client: fx.Client, tables: fx.Tables}
 	p := storetest.NewProxy(t)
 	st := p.Store(fx)
-	tk := routedTask("bounded", "website-v2", "ana/claude", "bo/codex", base)
+	tk := teamtest.RoutedTask("bounded", "website-v2", "ana/claude", "bo/codex", base)
 	mustCreate(t, f, tk)
 	transactions := 0
 	for i := 1; i <= 20; i++ {
@@ -226,7 +227,7 @@ func TestRetriedMoveThatLandedSucceeds(t *testing.T) {
 		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(time.Second)
 	})
 	ctx := context.Background()
-	tk := routedTask("retried", "website-v2", "ana/claude", "bo/codex", base)
+	tk := teamtest.RoutedTask("retried", "website-v2", "ana/claude", "bo/codex", base)
 	p.Inject(storetest.Rule{Fault: storetest.LostAnswer, Op: "PutItem", Times: 1})
 	if err := st.CreateTask(ctx, tk, created(tk)); err != nil {
 		t.Fatalf("a creation that landed, retried: %v", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/pulse"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/teamtest"
 )
 
 func TestPulseKeepsLatestEntryPerAgent(t *testing.T) {
@@ -50,8 +51,8 @@ func TestPulseKeepsLatestEntryPerAgent(t *testing.T) {
 func TestPutTaskPulseChecksTheTaskProject(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	mustCreate(t, f, routedTask("hero", "website-v2", "bo/codex", "ana/claude", base))
-	mustCreate(t, f, routedTask("smoke", "mobile", "bo/codex", "ana/claude", base))
+	mustCreate(t, f, teamtest.RoutedTask("hero", "website-v2", "bo/codex", "ana/claude", base))
+	mustCreate(t, f, teamtest.RoutedTask("smoke", "mobile", "bo/codex", "ana/claude", base))
 	entry := func(taskID, doing string) pulse.Entry {
 		return pulse.Entry{AgentID: "ana/claude", Owner: "ana", Project: "website-v2", Availability: "working",
 			Doing: doing, TaskID: &taskID, Files: []string{}, UpdatedAt: base}

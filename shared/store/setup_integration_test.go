@@ -30,19 +30,6 @@ func newFixture(t *testing.T) fixture {
 // base is the creation time of the first sample task.
 var base = time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 
-// routedTask is a task as hand_off_task would create it.
-func routedTask(id, project, requester, assignee string, created time.Time) task.Task {
-	return task.Task{
-		ID: id, Project: project, State: task.Routed, Requester: requester, Assignee: assignee,
-		Packet: task.Packet{
-			Task: "Write the " + id + " page", DeliverableType: "code",
-			AcceptanceCriteria: []string{"tests pass", "page renders"},
-			Context:            "see the design doc", Files: []string{"web/" + id + ".go"}, DependsOn: []string{},
-		},
-		CreatedAt: created, UpdatedAt: created,
-	}
-}
-
 func created(t task.Task) task.Event {
 	return task.Event{At: t.CreatedAt, By: t.Requester, Action: "hand_off", To: t.State}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/teamtest"
 )
 
 func sampleStep(t *testing.T, taskID, id, input string, created time.Time) step.Step {
@@ -36,7 +37,7 @@ func sampleStep(t *testing.T, taskID, id, input string, created time.Time) step.
 // acceptedTask stores a task and accepts it, returning it at version 2.
 func acceptedTask(t *testing.T, f fixture, id string) task.Task {
 	t.Helper()
-	tk := routedTask(id, "website-v2", "ana/claude", "bo/codex", base)
+	tk := teamtest.RoutedTask(id, "website-v2", "ana/claude", "bo/codex", base)
 	mustCreate(t, f, tk)
 	m, _ := task.Accept(tk, "bo/codex", "", base.Add(time.Minute))
 	if err := f.store.ApplyMove(context.Background(), 1, m); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/teamtest"
 )
 
 func asJSON(t *testing.T, v any) string {
@@ -27,7 +28,7 @@ func asJSON(t *testing.T, v any) string {
 func TestCreateAndGetTask(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	tk := routedTask("t1", "website-v2", "ana/claude", "bo/codex", base)
+	tk := teamtest.RoutedTask("t1", "website-v2", "ana/claude", "bo/codex", base)
 	mustCreate(t, f, tk)
 
 	got, err := f.store.Task(ctx, "t1")
@@ -63,7 +64,7 @@ func TestCreateAndGetTask(t *testing.T) {
 func TestApplyMoveAppendsHistory(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	tk := routedTask("t1", "website-v2", "ana/claude", "bo/codex", base)
+	tk := teamtest.RoutedTask("t1", "website-v2", "ana/claude", "bo/codex", base)
 	mustCreate(t, f, tk)
 
 	m, err := task.Accept(tk, "bo/codex", "on it", base.Add(time.Minute))
@@ -96,7 +97,7 @@ func TestApplyMoveAppendsHistory(t *testing.T) {
 func TestStaleMoveIsConflictAndWritesNothing(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	tk := routedTask("t1", "website-v2", "ana/claude", "bo/codex", base)
+	tk := teamtest.RoutedTask("t1", "website-v2", "ana/claude", "bo/codex", base)
 	mustCreate(t, f, tk)
 	accept, _ := task.Accept(tk, "bo/codex", "", base.Add(time.Minute))
 	if err := f.store.ApplyMove(ctx, 1, accept); err != nil {
@@ -117,7 +118,7 @@ func TestStaleMoveIsConflictAndWritesNothing(t *testing.T) {
 		t.Errorf("history has %d lines, want 2", len(hist))
 	}
 	// A move of a task that does not exist lands nowhere either.
-	ghost := routedTask("ghost", "website-v2", "ana/claude", "bo/codex", base)
+	ghost := teamtest.RoutedTask("ghost", "website-v2", "ana/claude", "bo/codex", base)
 	gm, _ := task.Accept(ghost, "bo/codex", "", base)
 	if err := f.store.ApplyMove(ctx, 1, gm); !errors.Is(err, team.ErrConflict) {
 		t.Errorf("move of a missing task: err = %v, want ErrConflict", err)
@@ -130,7 +131,7 @@ func TestStaleMoveIsConflictAndWritesNothing(t *testing.T) {
 func TestRacingMovesExactlyOneWins(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	tk := routedTask("t1", "website-v2", "ana/claude", "bo/codex", base)
+	tk := teamtest.RoutedTask("t1", "website-v2", "ana/claude", "bo/codex", base)
 	mustCreate(t, f, tk)
 	accept, _ := task.Accept(tk, "bo/codex", "", base.Add(time.Minute))
 	if err := f.store.ApplyMove(ctx, 1, accept); err != nil {
@@ -192,7 +193,7 @@ func TestRacingMovesExactlyOneWins(t *testing.T) {
 func TestTaskWithHistoryIsTaskAndHistoryInOneRead(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	tk := routedTask("t1", "website-v2", "ana/claude", "bo/codex", base)
+	tk := teamtest.RoutedTask("t1", "website-v2", "ana/claude", "bo/codex", base)
 	mustCreate(t, f, tk)
 	m, err := task.Accept(tk, "bo/codex", "on it", base.Add(time.Minute))
 	if err != nil {

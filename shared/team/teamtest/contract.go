@@ -42,8 +42,8 @@ var contractBase = time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 
 var cursorPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
-// routed is a task as hand_off_task would create it.
-func routed(id, project, requester, assignee string, created time.Time) task.Task {
+// RoutedTask is a task as hand_off_task would create it, the contract's and the store tests' sample.
+func RoutedTask(id, project, requester, assignee string, created time.Time) task.Task {
 	return task.Task{
 		ID: id, Project: project, State: task.Routed, Requester: requester, Assignee: assignee,
 		Packet: task.Packet{
@@ -88,7 +88,7 @@ func seedTasks(t *testing.T, s team.Store) []task.Task {
 		if i == 7 {
 			at = contractBase.Add(6 * time.Minute) // same instant as task 6: ties break on the id
 		}
-		tk := routed(fmt.Sprintf("task-%02d", i), project, agents[i%3], agents[(i+1)%3], at)
+		tk := RoutedTask(fmt.Sprintf("task-%02d", i), project, agents[i%3], agents[(i+1)%3], at)
 		tk.State = states[i%len(states)]
 		create(t, s, tk)
 		tk.Version = 1

@@ -17,9 +17,9 @@ import (
 
 func defaultLimitNewestFirst(t *testing.T, s team.Store) {
 	for i := range 25 {
-		create(t, s, routed(fmt.Sprintf("tsk_%02d", i), "p", "a/x", "b/y", contractBase.Add(time.Duration(i/2)*time.Minute)))
+		create(t, s, RoutedTask(fmt.Sprintf("tsk_%02d", i), "p", "a/x", "b/y", contractBase.Add(time.Duration(i/2)*time.Minute)))
 	}
-	create(t, s, routed("tsk_other", "q", "a/x", "b/y", contractBase))
+	create(t, s, RoutedTask("tsk_other", "q", "a/x", "b/y", contractBase))
 
 	page := list(t, s, team.TaskQuery{Project: "p"})
 	if len(page.Tasks) != DefaultLimit || page.NextCursor == "" {
@@ -58,7 +58,7 @@ func defaultLimitNewestFirst(t *testing.T, s team.Store) {
 
 func capsTheLimit(t *testing.T, s team.Store) {
 	for i := range MaxLimit + 1 {
-		create(t, s, routed(fmt.Sprintf("tsk_%03d", i), "p", "a/x", "b/y", contractBase.Add(time.Duration(i)*time.Second)))
+		create(t, s, RoutedTask(fmt.Sprintf("tsk_%03d", i), "p", "a/x", "b/y", contractBase.Add(time.Duration(i)*time.Second)))
 	}
 	page := list(t, s, team.TaskQuery{Project: "p", Limit: 1000})
 	if len(page.Tasks) != MaxLimit || page.NextCursor == "" {
@@ -144,7 +144,7 @@ func cursorSurvivesNewTasks(t *testing.T, s team.Store) {
 	first := list(t, s, q)
 	// Newer tasks arrive between pages; the next pages go on where the first stopped.
 	for i := range 3 {
-		create(t, s, routed(fmt.Sprintf("late-%d", i), "website-v2", "ana/claude", "bo/codex", contractBase.Add(time.Hour)))
+		create(t, s, RoutedTask(fmt.Sprintf("late-%d", i), "website-v2", "ana/claude", "bo/codex", contractBase.Add(time.Hour)))
 	}
 	ids := []string{}
 	for _, tk := range first.Tasks {
@@ -197,14 +197,14 @@ func requestedTasksLeaveWhenRouted(t *testing.T, s team.Store) {
 	ctx := context.Background()
 	var requested []task.Task
 	for i, project := range []string{"website-v2", "website-v2", "mobile", "website-v2"} {
-		tk := routed(fmt.Sprintf("r%d", i), project, "ana/claude", "bo/codex", contractBase.Add(time.Duration(i)*time.Second))
+		tk := RoutedTask(fmt.Sprintf("r%d", i), project, "ana/claude", "bo/codex", contractBase.Add(time.Duration(i)*time.Second))
 		tk.State = task.Requested
 		create(t, s, tk)
 		if project == "website-v2" {
 			requested = append(requested, tk)
 		}
 	}
-	create(t, s, routed("routed", "website-v2", "ana/claude", "bo/codex", contractBase.Add(time.Hour)))
+	create(t, s, RoutedTask("routed", "website-v2", "ana/claude", "bo/codex", contractBase.Add(time.Hour)))
 
 	ids := func() []string {
 		var out []string
@@ -234,7 +234,7 @@ func requestedTasksLeaveWhenRouted(t *testing.T, s team.Store) {
 // A task an agent handed to itself is in both of its indexes, and is listed once.
 func selfAssignedListedOnce(t *testing.T, s team.Store) {
 	for i, pair := range [][2]string{{"ana/claude", "ana/claude"}, {"ana/claude", "bo/codex"}, {"bo/codex", "ana/claude"}, {"bo/codex", "cy/gemini"}} {
-		create(t, s, routed(fmt.Sprintf("s%d", i), "website-v2", pair[0], pair[1], contractBase.Add(time.Duration(i)*time.Minute)))
+		create(t, s, RoutedTask(fmt.Sprintf("s%d", i), "website-v2", pair[0], pair[1], contractBase.Add(time.Duration(i)*time.Minute)))
 	}
 	for _, limit := range []int{1, 2, 3, 100} {
 		got := readAll(t, s, team.TaskQuery{Project: "website-v2", Role: "any", Involving: "ana/claude"}, limit)
