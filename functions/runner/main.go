@@ -1,7 +1,9 @@
 // Command runner is the Lambda function behind pull mode: runners on
 // machines no webhook reaches claim their agent's wake-ups (POST
-// /runner/claim, a long poll that mints each run token) and acknowledge them
-// (POST /runner/ack).
+// /runner/claim, a long poll that mints each run token), keep them while
+// their runs go (POST /runner/extend) and acknowledge them (POST
+// /runner/ack); a runner ends a run's token when the run is over (POST
+// /runner/ended).
 package main
 
 import (

@@ -5,6 +5,9 @@
 //
 //	go install github.com/useprickle/prickle/infra/prickle-runner@latest
 //	prickle-runner --config runner.yaml
+//
+// `prickle-runner hook` is Claude Code's PreToolUse hook inside a run the
+// runner started (the claude template installs it); it is not run by hand.
 package main
 
 import (
@@ -19,6 +22,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "hook" {
+		if err := runner.Hook(context.Background(), os.Stdin, os.Stdout, os.Getenv); err != nil {
+			slog.New(slog.NewJSONHandler(os.Stderr, nil)).Error("prickle-runner hook", "error", err.Error())
+			os.Exit(1)
+		}
+		return
+	}
 	configPath := flag.String("config", "runner.yaml", "the runner's configuration file (see runner.example.yaml)")
 	flag.Parse()
 	out := slog.New(slog.NewJSONHandler(os.Stdout, nil))

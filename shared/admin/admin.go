@@ -33,6 +33,7 @@ type Store interface {
 	PutOwner(ctx context.Context, o team.Owner) error
 	PutAgent(ctx context.Context, a team.Agent) error
 	PutToken(ctx context.Context, t identity.Token) error
+	RevokeToken(ctx context.Context, hash string) error
 	RevokeAgentTokens(ctx context.Context, agentID string) (int, error)
 }
 
@@ -152,6 +153,21 @@ func (a *Admin) StartRun(ctx context.Context, agentID, taskID, resumes string) (
 		return Run{}, err
 	}
 	return Run{RunID: runID, RunToken: secret, TaskID: taskID, Agent: agentID, ResumesRun: resumes}, nil
+}
+
+// EndRun ends a run's token, whose hash is given: its runner said the run
+// ended (actor the agent, via "prickle-runner"), or its wake-up was claimed
+// again, so the earlier claim's run is over (actor "system", via the
+// wake-up). A token already revoked is ended again without harm.
+func (a *Admin) EndRun(ctx context.Context, agentID, taskID, runID, hash, actor, via string) error {
+	if err := a.Store.RevokeToken(ctx, hash); err != nil {
+		return fmt.Errorf("end run %s: %w", runID, err)
+	}
+	now := a.Now().UTC()
+	return a.auditAgent(ctx, agentID, taskID, func(project string) audit.Entry {
+		return audit.Entry{At: now, Project: project, Action: audit.TokenRevoked, Actor: actor, Via: via, TaskID: taskID,
+			Detail: fmt.Sprintf("run token %s… of run %s ended", hash[:12], runID), Key: "token-end#" + hash[:16]}
+	})
 }
 
 func (a *Admin) mint(ctx context.Context, t identity.Token) (string, error) {

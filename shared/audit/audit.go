@@ -49,6 +49,7 @@ const (
 	BudgetSet      = "budget_set"
 	TokenMinted    = "token_minted"
 	TokensRevoked  = "tokens_revoked"
+	TokenRevoked   = "token_revoked"
 )
 
 // MaxDetail bounds an entry's detail, in characters.

@@ -1,8 +1,11 @@
 // Package pull serves pull-mode wake-ups to runners on machines no webhook
 // reaches: POST /runner/claim (a long poll) hands an agent's stored wake-ups
 // to exactly one claimer each, minting each one's run token as it is
-// claimed, and POST /runner/ack marks one done. One not acknowledged comes
-// back after the visibility timeout with a new receipt and a new run token.
+// claimed; POST /runner/extend keeps a claimed one hidden while its run
+// waits or runs, and POST /runner/ack marks one done once its run ended by
+// itself. One not acknowledged comes back after the visibility timeout with
+// a new receipt and a new run token, and the earlier claim's token ends.
+// POST /runner/ended, with a run token, ends that token: the run is over.
 package pull
 
 import (
@@ -25,10 +28,12 @@ import (
 	"github.com/useprickle/prickle/shared/wakeup"
 )
 
-// Paths of the two endpoints.
+// Paths of the endpoints.
 const (
-	ClaimPath = "/runner/claim"
-	AckPath   = "/runner/ack"
+	ClaimPath  = "/runner/claim"
+	AckPath    = "/runner/ack"
+	ExtendPath = "/runner/extend"
+	EndedPath  = "/runner/ended"
 )
 
 // Bounds of a claim request.
@@ -43,15 +48,26 @@ const (
 // Queue is where the wake-ups wait; the store is one.
 type Queue interface {
 	ClaimableWakeups(ctx context.Context, agent string, now time.Time, limit int) ([]wakeup.Pending, error)
-	ClaimWakeup(ctx context.Context, agent, id, claimHash string, now, until time.Time) (bool, error)
+	ClaimWakeup(ctx context.Context, agent, id, claimHash string, now, until time.Time) (bool, wakeup.RunRef, error)
+	SetWakeupRun(ctx context.Context, agent, id, claimHash string, run wakeup.RunRef) error
+	ExtendWakeup(ctx context.Context, agent, id, claimHash string, until time.Time) error
 	AckWakeup(ctx context.Context, agent, id, claimHash string, now time.Time) error
 }
+
+// Runs starts a claimed wake-up's run and ends a run's token; *admin.Admin is one.
+type Runs interface {
+	wake.RunStarter
+	EndRun(ctx context.Context, agentID, taskID, runID, hash, actor, via string) error
+}
+
+// ViaRunner is how the audit trail names a runner's report that its run ended.
+const ViaRunner = "prickle-runner"
 
 // Config is what the endpoints need; zero Visibility, Poll, Now and Sleep take defaults.
 type Config struct {
 	Tokens identity.TokenLookup
 	Queue  Queue
-	Runs   wake.RunStarter
+	Runs   Runs
 	Log    *slog.Logger
 	// Visibility is how long a claimed wake-up is hidden from other claims
 	// (wakeup.DefaultVisibility unless set, e.g. from PRICKLE_WAKE_VISIBILITY_SECONDS).
@@ -62,7 +78,7 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// Handler serves ClaimPath and AckPath.
+// Handler serves ClaimPath, ExtendPath, AckPath and EndedPath.
 type Handler struct{ cfg Config }
 
 // New builds the handler, filling in defaults.
@@ -112,9 +128,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	rec.Header().Set("Cache-Control", "no-store")
 	path := strings.TrimSuffix(r.URL.Path, "/")
-	if path != ClaimPath && path != AckPath {
+	if path != ClaimPath && path != AckPath && path != ExtendPath && path != EndedPath {
 		line.outcome = "not_found"
-		writeError(rec, http.StatusNotFound, "no such endpoint: POST "+ClaimPath+" or "+AckPath)
+		writeError(rec, http.StatusNotFound, "no such endpoint: POST "+ClaimPath+", "+ExtendPath+", "+AckPath+" or "+EndedPath)
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -123,7 +139,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, http.StatusMethodNotAllowed, path+" takes POST")
 		return
 	}
-	caller, err := h.authenticate(r)
+	caller, bearer, err := h.authenticate(r, path == EndedPath)
 	if err != nil {
 		line.outcome = "unauthorized"
 		rec.Header().Set("WWW-Authenticate", `Bearer realm="prickle"`)
@@ -142,29 +158,39 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", maxRequestBody))
 		return
 	}
-	if path == ClaimPath {
+	switch path {
+	case ClaimPath:
 		h.claim(r.Context(), rec, caller, body, line)
-		return
+	case EndedPath:
+		h.ended(r.Context(), rec, caller, bearer, line)
+	default:
+		h.settle(r.Context(), rec, path, caller, body, line)
 	}
-	h.ack(r.Context(), rec, caller, body, line)
 }
 
-// authenticate accepts an agent token only: a run token is bound to one
-// task and must not see the agent's other wake-ups.
-func (h *Handler) authenticate(r *http.Request) (identity.Caller, error) {
-	const refusal = "unauthorized: send Authorization: Bearer <your Prickle agent token>"
+// authenticate accepts an agent token for the wake-ups (a run token is
+// bound to one task and must not see the agent's other wake-ups), and a run
+// token only for EndedPath (which ends that token, never the agent's).
+func (h *Handler) authenticate(r *http.Request, run bool) (identity.Caller, string, error) {
+	refusal := "unauthorized: send Authorization: Bearer <your Prickle agent token>"
+	if run {
+		refusal = "unauthorized: send Authorization: Bearer <the run token of the run that ended>"
+	}
 	bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || len(bearer) > 256 {
-		return identity.Caller{}, errors.New(refusal)
+		return identity.Caller{}, "", errors.New(refusal)
 	}
 	caller, err := identity.Authenticate(r.Context(), h.cfg.Tokens, bearer, h.cfg.Now())
 	if err != nil {
-		return identity.Caller{}, errors.New(refusal + " (unknown, revoked or expired token)")
+		return identity.Caller{}, "", errors.New(refusal + " (unknown, revoked or expired token)")
 	}
-	if caller.Kind != identity.KindAgent {
-		return identity.Caller{}, errors.New("unauthorized: wake-ups are claimed with the agent's token, not a run token")
+	switch {
+	case run && caller.Kind != identity.KindRun:
+		return identity.Caller{}, "", errors.New("unauthorized: " + EndedPath + " ends a run's token and takes that run token, not an agent token")
+	case !run && caller.Kind != identity.KindAgent:
+		return identity.Caller{}, "", errors.New("unauthorized: wake-ups are claimed with the agent's token, not a run token")
 	}
-	return caller, nil
+	return caller, bearer, nil
 }
 
 type claimRequest struct {
@@ -239,12 +265,18 @@ func (h *Handler) claimOnce(ctx context.Context, agent string, limit int) ([]Wak
 			return got, err
 		}
 		until := now.Add(h.cfg.Visibility)
-		won, err := h.cfg.Queue.ClaimWakeup(ctx, agent, p.ID, wakeup.ClaimHash(claim), now, until)
+		won, prev, err := h.cfg.Queue.ClaimWakeup(ctx, agent, p.ID, wakeup.ClaimHash(claim), now, until)
 		if err != nil {
 			return got, err
 		}
 		if !won {
 			continue
+		}
+		if prev.TokenHash != "" {
+			// Claimed again: the earlier claim's run is over (its runner died or stopped).
+			if err := h.cfg.Runs.EndRun(ctx, agent, p.TaskID, prev.ID, prev.TokenHash, "system", "wake-up "+p.ID+" claimed again"); err != nil {
+				return got, fmt.Errorf("end the earlier run of wake-up %s: %w", p.ID, err)
+			}
 		}
 		run, err := h.cfg.Runs.StartRun(ctx, agent, p.TaskID, p.ResumesRun)
 		if errors.Is(err, admin.ErrNoRun) {
@@ -257,6 +289,10 @@ func (h *Handler) claimOnce(ctx context.Context, agent string, limit int) ([]Wak
 		if err != nil {
 			return got, fmt.Errorf("start run for wake-up %s: %w", p.ID, err)
 		}
+		ref := wakeup.RunRef{ID: run.RunID, TokenHash: identity.Hash(run.RunToken)}
+		if err := h.cfg.Queue.SetWakeupRun(ctx, agent, p.ID, wakeup.ClaimHash(claim), ref); err != nil {
+			return got, fmt.Errorf("record run of wake-up %s: %w", p.ID, err)
+		}
 		got = append(got, Wakeup{
 			ID: p.ID, Claim: claim, VisibleUntil: until.Format(time.RFC3339),
 			Delivery: wake.Payload{TaskID: p.TaskID, RunID: run.RunID, RunToken: run.RunToken, Reason: p.Reason, ResumesRun: p.ResumesRun},
@@ -265,13 +301,14 @@ func (h *Handler) claimOnce(ctx context.Context, agent string, limit int) ([]Wak
 	return got, nil
 }
 
-type ackRequest struct {
+type settleRequest struct {
 	ID    string `json:"id"`
 	Claim string `json:"claim"`
 }
 
-func (h *Handler) ack(ctx context.Context, w http.ResponseWriter, caller identity.Caller, body []byte, line *requestLine) {
-	var req ackRequest
+// settle acknowledges (AckPath) or extends (ExtendPath) a claimed wake-up.
+func (h *Handler) settle(ctx context.Context, w http.ResponseWriter, path string, caller identity.Caller, body []byte, line *requestLine) {
+	var req settleRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		line.outcome = "bad_request"
 		writeError(w, http.StatusBadRequest, `body must be JSON {"id": "...", "claim": "..."}`)
@@ -287,22 +324,46 @@ func (h *Handler) ack(ctx context.Context, w http.ResponseWriter, caller identit
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("claim must be the receipt the claim gave (1..%d characters)", wakeup.MaxClaimLength))
 		return
 	}
-	err := h.cfg.Queue.AckWakeup(ctx, caller.Agent, req.ID, wakeup.ClaimHash(req.Claim), h.cfg.Now().UTC())
+	now := h.cfg.Now().UTC()
+	until := now.Add(h.cfg.Visibility)
+	var err error
+	if path == ExtendPath {
+		err = h.cfg.Queue.ExtendWakeup(ctx, caller.Agent, req.ID, wakeup.ClaimHash(req.Claim), until)
+	} else {
+		err = h.cfg.Queue.AckWakeup(ctx, caller.Agent, req.ID, wakeup.ClaimHash(req.Claim), now)
+	}
 	switch {
 	case errors.Is(err, team.ErrNotFound):
 		line.outcome = "not_found"
 		writeError(w, http.StatusNotFound, "no wake-up "+req.ID+" for "+caller.Agent)
 	case errors.Is(err, wakeup.ErrStaleClaim):
 		line.outcome = "stale_claim"
-		writeError(w, http.StatusConflict, "wake-up "+req.ID+" was not acknowledged: that claim receipt is wrong, or superseded by a later claim (after the visibility timeout)")
+		writeError(w, http.StatusConflict, "wake-up "+req.ID+" was not "+map[string]string{AckPath: "acknowledged", ExtendPath: "extended"}[path]+
+			": that claim receipt is wrong, superseded by a later claim (after the visibility timeout), or already acknowledged")
 	case err != nil:
 		line.outcome = "error"
-		h.cfg.Log.ErrorContext(ctx, "runner ack failed", "caller", caller.Agent, "wakeup", req.ID, "error", err.Error())
-		writeError(w, http.StatusInternalServerError, "could not acknowledge; try again")
+		h.cfg.Log.ErrorContext(ctx, "runner request failed", "path", path, "caller", caller.Agent, "wakeup", req.ID, "error", err.Error())
+		writeError(w, http.StatusInternalServerError, "could not record it; try again")
+	case path == ExtendPath:
+		line.outcome = "ok"
+		writeJSON(w, http.StatusOK, map[string]string{"visible_until": until.Format(time.RFC3339)})
 	default:
 		line.outcome = "ok"
 		w.WriteHeader(http.StatusNoContent)
 	}
+}
+
+// ended ends the calling run's token: its runner says the run is over.
+func (h *Handler) ended(ctx context.Context, w http.ResponseWriter, caller identity.Caller, bearer string, line *requestLine) {
+	err := h.cfg.Runs.EndRun(ctx, caller.Agent, caller.TaskID, caller.RunID, identity.Hash(bearer), caller.Agent, ViaRunner)
+	if err != nil {
+		line.outcome = "error"
+		h.cfg.Log.ErrorContext(ctx, "run end failed", "caller", caller.Agent, "task", caller.TaskID, "run", caller.RunID, "error", err.Error())
+		writeError(w, http.StatusInternalServerError, "could not end the run's token; try again")
+		return
+	}
+	line.outcome = "ok"
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -245,6 +245,10 @@ func TestUnacknowledgedComesBackAfterTheVisibilityTimeout(t *testing.T) {
 		t.Errorf("a re-claim must get a new receipt and a fresh run: %+v vs %+v", second[0], first[0])
 	}
 	e.checkRunToken(second[0], "alice/writer")
+	// The first claim's run is over (its runner died or stopped): its token no longer works.
+	if c, err := identity.Authenticate(context.Background(), e.st, first[0].Delivery.RunToken, e.now()); err == nil {
+		t.Errorf("the superseded claim's run token still works: %+v", c)
+	}
 	if code := e.ack(e.alice, first[0]); code != http.StatusConflict {
 		t.Errorf("ack with the superseded claim = %d, want 409", code)
 	}
@@ -257,6 +261,95 @@ func TestUnacknowledgedComesBackAfterTheVisibilityTimeout(t *testing.T) {
 	e.clock.advance(2 * wakeup.DefaultVisibility)
 	if got := e.claim(e.alice, `{"wait_seconds":0}`); len(got) != 0 {
 		t.Errorf("an acknowledged wake-up came back: %+v", got)
+	}
+}
+
+// TestExtendKeepsAClaimWhileItsRunGoes: a runner extends its claim past
+// the visibility timeout, so the wake-up is not delivered again while its
+// run goes; a superseded or finished claim is not extended.
+func TestExtendKeepsAClaimWhileItsRunGoes(t *testing.T) {
+	e := newEnv(t, true)
+	e.routed("tsk_extend01")
+	got := e.claim(e.alice, `{"wait_seconds":0}`)
+	if len(got) != 1 {
+		t.Fatalf("claim = %+v", got)
+	}
+	w := got[0]
+	body := fmt.Sprintf(`{"id":%q,"claim":%q}`, w.ID, w.Claim)
+	for range 3 {
+		e.clock.advance(wakeup.DefaultVisibility - time.Second)
+		code, b := e.post(pull.ExtendPath, e.alice, body)
+		if code != http.StatusOK {
+			t.Fatalf("extend = %d %s", code, b)
+		}
+		var a struct {
+			VisibleUntil string `json:"visible_until"`
+		}
+		must(t, json.Unmarshal(b, &a))
+		if until, err := time.Parse(time.RFC3339, a.VisibleUntil); err != nil || !until.Equal(e.now().Add(wakeup.DefaultVisibility)) {
+			t.Errorf("visible_until %q, want now + %s", a.VisibleUntil, wakeup.DefaultVisibility)
+		}
+		if again := e.claim(e.alice, `{"wait_seconds":0}`); len(again) != 0 {
+			t.Fatalf("claimed again while extended: %+v", again)
+		}
+	}
+	if code, b := e.post(pull.ExtendPath, e.alice, fmt.Sprintf(`{"id":%q,"claim":"wkc_guessed"}`, w.ID)); code != http.StatusConflict {
+		t.Errorf("extend with another receipt = %d %s, want 409", code, b)
+	}
+	if code, _ := e.post(pull.ExtendPath, e.bob, body); code != http.StatusNotFound {
+		t.Errorf("bob extends alice's wake-up = %d, want 404", code)
+	}
+	if code := e.ack(e.alice, w); code != http.StatusNoContent {
+		t.Fatalf("ack = %d", code)
+	}
+	if code, _ := e.post(pull.ExtendPath, e.alice, body); code != http.StatusConflict {
+		t.Errorf("extend after the ack = %d, want 409", code)
+	}
+	e.clock.advance(2 * wakeup.DefaultVisibility)
+	if again := e.claim(e.alice, `{"wait_seconds":0}`); len(again) != 0 {
+		t.Errorf("an acknowledged wake-up came back: %+v", again)
+	}
+}
+
+// TestARunnerEndsARunsToken: POST /runner/ended with a run token ends that
+// token (and only it), recorded in the audit trail; an agent token there is
+// refused and keeps working.
+func TestARunnerEndsARunsToken(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	tk := e.routed("tsk_ended01")
+	ended, err := e.adm.StartRun(ctx, "alice/writer", tk.ID, "")
+	must(t, err)
+	other, err := e.adm.StartRun(ctx, "alice/writer", tk.ID, "")
+	must(t, err)
+	if code, b := e.post(pull.EndedPath, e.alice, ``); code != http.StatusUnauthorized {
+		t.Fatalf("the agent token on %s = %d %s, want 401", pull.EndedPath, code, b)
+	}
+	if _, err := identity.Authenticate(ctx, e.st, e.alice, e.now()); err != nil {
+		t.Fatalf("the agent token stopped working: %v", err)
+	}
+	if code, b := e.post(pull.EndedPath, ended.RunToken, ``); code != http.StatusNoContent {
+		t.Fatalf("ended = %d %s", code, b)
+	}
+	if _, err := identity.Authenticate(ctx, e.st, ended.RunToken, e.now()); err == nil {
+		t.Error("the ended run's token still works")
+	}
+	if _, err := identity.Authenticate(ctx, e.st, other.RunToken, e.now()); err != nil {
+		t.Errorf("another run's token was ended too: %v", err)
+	}
+	if code, _ := e.post(pull.EndedPath, ended.RunToken, ``); code != http.StatusUnauthorized {
+		t.Errorf("ending it again = %d, want 401 (it is gone)", code)
+	}
+	entries, err := e.st.ProjectAudit(ctx, "website-v2")
+	must(t, err)
+	found := false
+	for _, en := range entries {
+		if en.Action == "token_revoked" && en.TaskID == tk.ID && en.Actor == "alice/writer" && en.Via == pull.ViaRunner && strings.Contains(en.Detail, ended.RunID) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no audit entry of the ended run %s: %+v", ended.RunID, entries)
 	}
 }
 
@@ -358,6 +451,10 @@ func TestAttacks(t *testing.T) {
 		{"revoked token", "POST", pull.ClaimPath, revoked, `{}`, 401},
 		{"run token", "POST", pull.ClaimPath, run.RunToken, `{}`, 401},
 		{"run token on ack", "POST", pull.AckPath, run.RunToken, fmt.Sprintf(`{"id":%q,"claim":%q}`, w.ID, w.Claim), 401},
+		{"run token on extend", "POST", pull.ExtendPath, run.RunToken, fmt.Sprintf(`{"id":%q,"claim":%q}`, w.ID, w.Claim), 401},
+		{"agent token on ended", "POST", pull.EndedPath, e.alice, ``, 401},
+		{"no token on ended", "POST", pull.EndedPath, "", ``, 401},
+		{"another agent's wake-up on extend", "POST", pull.ExtendPath, e.bob, fmt.Sprintf(`{"id":%q,"claim":%q}`, w.ID, w.Claim), 404},
 		{"huge token", "POST", pull.ClaimPath, strings.Repeat("a", 10000), `{}`, 401},
 		{"another agent's wake-up on ack", "POST", pull.AckPath, e.bob, fmt.Sprintf(`{"id":%q,"claim":%q}`, w.ID, w.Claim), 404},
 		{"wrong claim", "POST", pull.AckPath, e.alice, fmt.Sprintf(`{"id":%q,"claim":"wkc_guessed"}`, w.ID), 409},

@@ -13,26 +13,61 @@ import (
 // PermissionPromptTool is the MCP tool Claude Code asks before any call its allow-list does not cover.
 const PermissionPromptTool = "mcp__prickle__request_step"
 
-// Command is what one run starts: argv, its directory and environment, and
-// the MCP config file written for it (removed when the run ends).
+// Command is what one run starts: argv, its directory and environment, the
+// MCP config file written for it (removed when the run ends), and the
+// session it continues.
 type Command struct {
 	Argv      []string
 	Dir       string
 	Env       []string
 	MCPConfig string
+	// SessionID is the agent CLI's session this run starts or resumes (claude).
+	SessionID string
+	// Resume is set when the run continues its task's earlier conversation.
+	Resume bool
 }
 
-// Prompt fills the project's prompt with the wake-up's values.
-func Prompt(p Project, w wake.Payload) string {
+// Launch is what a run of a task starts from: the wake-up, where Prickle
+// is, and what the runner keeps of the task's conversation.
+type Launch struct {
+	MCPURL string
+	// Project is the task's project slug.
+	Project string
+	Wake    wake.Payload
+	// MCPDir is where a run's MCP config file is written.
+	MCPDir string
+	// Base is the runner's own environment minus what a run must not see.
+	Base []string
+	// Self is this prickle-runner's executable: Claude Code's PreToolUse hook.
+	Self string
+	// SessionDir is the task's directory of state kept across its runs.
+	SessionDir string
+	// Session is the task's conversation so far; an empty ID starts a new one.
+	Session Session
+	// Asked is the last call the task's runs asked their owner about, if any.
+	Asked *Asked
+}
+
+// fill replaces a prompt's {task_id}, {reason}, {resumes_run}, {run_id} and {asked}.
+func fill(prompt string, w wake.Payload, asked *Asked) string {
 	resumes := w.ResumesRun
 	if resumes == "" {
 		resumes = "none"
 	}
-	return strings.NewReplacer("{task_id}", w.TaskID, "{reason}", w.Reason, "{resumes_run}", resumes, "{run_id}", w.RunID).Replace(p.Prompt)
+	return strings.NewReplacer("{task_id}", w.TaskID, "{reason}", w.Reason, "{resumes_run}", resumes,
+		"{run_id}", w.RunID, "{asked}", asked.Quote()).Replace(prompt)
+}
+
+// Prompt fills the project's prompt with the wake-up's values.
+func Prompt(p Project, w wake.Payload) string { return fill(p.Prompt, w, nil) }
+
+// ResumePrompt fills the project's resume prompt, quoting the asked call.
+func ResumePrompt(p Project, w wake.Payload, asked *Asked) string {
+	return fill(p.ResumePrompt, w, asked)
 }
 
 // RunEnv is the run's details as environment variables, for any command.
-func RunEnv(mcpURL, project string, w wake.Payload) []string {
+func RunEnv(mcpURL, project, sessionDir string, w wake.Payload) []string {
 	return []string{
 		"PRICKLE_MCP_URL=" + mcpURL,
 		"PRICKLE_RUN_TOKEN=" + w.RunToken,
@@ -41,37 +76,31 @@ func RunEnv(mcpURL, project string, w wake.Payload) []string {
 		"PRICKLE_PROJECT=" + project,
 		"PRICKLE_REASON=" + w.Reason,
 		"PRICKLE_RESUMES_RUN=" + w.ResumesRun,
+		"PRICKLE_SESSION_DIR=" + sessionDir,
 	}
 }
 
-// BuildCommand turns a project's template and a wake-up into the command to
+// BuildCommand turns a project's template and a launch into the command to
 // start. For Claude Code it writes the run's MCP config (mode 0600, holding
-// the run token) into dir; the caller removes Command.MCPConfig afterwards.
-// base is the runner's own environment minus anything the run must not see.
-func BuildCommand(p Project, mcpURL, project string, w wake.Payload, dir string, base []string) (Command, error) {
-	c := Command{Dir: p.Dir, Env: append(append([]string{}, base...), RunEnv(mcpURL, project, w)...)}
-	prompt := Prompt(p, w)
+// the run token) into l.MCPDir, which the caller removes afterwards, and the
+// hook settings into the session dir; it resumes the task's session when it
+// has one in the same directory, and a run that paused on a call resumes
+// with no prompt, so Claude Code asks that very call again.
+func BuildCommand(p Project, l Launch) (Command, error) {
+	w := l.Wake
+	c := Command{Dir: p.Dir, Env: append(append([]string{}, l.Base...), RunEnv(l.MCPURL, l.Project, l.SessionDir, w)...)}
 	switch p.Template {
 	case TemplateClaude:
-		path, err := writeMCPConfig(dir, mcpURL, w)
-		if err != nil {
-			return Command{}, err
-		}
-		c.MCPConfig = path
-		c.Env = append(c.Env, "PRICKLE_MCP_CONFIG="+path)
-		c.Argv = append([]string{programOr(p.Program, "claude"), "-p", prompt,
-			"--mcp-config", path,
-			"--permission-prompt-tool", PermissionPromptTool,
-			"--allowedTools", strings.Join(p.AllowedTools, ",")}, p.Args...)
+		return claudeCommand(p, l, c)
 	case TemplateCodex:
-		u, _ := json.Marshal(mcpURL)
+		u, _ := json.Marshal(l.MCPURL)
 		c.Argv = append([]string{programOr(p.Program, "codex"), "exec",
 			"-c", "mcp_servers.prickle.url=" + string(u),
 			"-c", `mcp_servers.prickle.bearer_token_env_var="PRICKLE_RUN_TOKEN"`}, p.Args...)
-		c.Argv = append(c.Argv, prompt)
+		c.Argv = append(c.Argv, Prompt(p, w))
 	case TemplateCommand:
 		c.Argv = append(append([]string{}, p.Command...), p.Args...)
-		c.Env = append(c.Env, "PRICKLE_PROMPT="+prompt)
+		c.Env = append(c.Env, "PRICKLE_PROMPT="+Prompt(p, w))
 	default:
 		return Command{}, fmt.Errorf("template %q is not claude, codex or command", p.Template)
 	}

@@ -24,7 +24,7 @@ const (
 
 // Templates of the command a run starts.
 const (
-	TemplateClaude  = "claude"  // Claude Code, Prickle as its permission prompt
+	TemplateClaude  = "claude"  // Claude Code, pausing on a call its owner decides (Prickle's hook)
 	TemplateCodex   = "codex"   // Codex CLI (codex exec) with Prickle as an MCP server
 	TemplateCommand = "command" // any command, with the run's details in its environment
 )
@@ -41,6 +41,14 @@ var DefaultAllowedTools = []string{
 // {resumes_run} are replaced with the wake-up's values.
 const DefaultPrompt = "Prickle woke you for task {task_id} ({reason}). get_task, then continue; checkpoint as you go. " +
 	"If a call waits for your owner, checkpoint and end your turn: you will be woken again when they decide."
+
+// DefaultResumePrompt is what a woken run is told when it continues its
+// task's conversation without having paused on a call (or when that
+// conversation is lost and a new one starts). {asked} is the last call the
+// task's runs asked their owner about, quoted exactly, or "none".
+const DefaultResumePrompt = "Prickle woke you again for task {task_id} ({reason}). " +
+	"The last call you asked your owner about: {asked}. If your owner has decided on it, make exactly that call again now " +
+	"(Prickle answers with the decision); otherwise get_task and continue; checkpoint as you go."
 
 // Config is the runner's configuration file (YAML).
 type Config struct {
@@ -64,6 +72,9 @@ type Config struct {
 	Grace time.Duration `yaml:"grace"`
 	// LogDir holds one log file per run and runs.jsonl (default ~/.prickle-runner/logs).
 	LogDir string `yaml:"log_dir"`
+	// StateDir keeps what outlives a run: each task's session and, in webhook
+	// mode, the wake-ups whose runs have not ended (default ~/.prickle-runner/state).
+	StateDir string `yaml:"state_dir"`
 	// Projects maps a project slug ("*" for any other) to how its runs start.
 	Projects map[string]Project `yaml:"projects"`
 }
@@ -94,8 +105,10 @@ type Project struct {
 	Args []string `yaml:"args"`
 	// Command is the argv of the command template.
 	Command []string `yaml:"command"`
-	// Prompt is what the run is told (default DefaultPrompt).
+	// Prompt is what a new conversation is told (default DefaultPrompt).
 	Prompt string `yaml:"prompt"`
+	// ResumePrompt is what a resumed conversation is told (default DefaultResumePrompt).
+	ResumePrompt string `yaml:"resume_prompt"`
 }
 
 // maxConfigBytes bounds the configuration file read.
@@ -155,6 +168,10 @@ func (c *Config) defaults() {
 		c.LogDir = "~/.prickle-runner/logs"
 	}
 	c.LogDir = absolute(expandHome(c.LogDir))
+	if c.StateDir == "" {
+		c.StateDir = "~/.prickle-runner/state"
+	}
+	c.StateDir = absolute(expandHome(c.StateDir))
 	c.AgentTokenFile = expandHome(c.AgentTokenFile)
 	c.Webhook.SecretFile = expandHome(c.Webhook.SecretFile)
 	for slug, p := range c.Projects {
@@ -166,6 +183,9 @@ func (c *Config) defaults() {
 		}
 		if p.Prompt == "" {
 			p.Prompt = DefaultPrompt
+		}
+		if p.ResumePrompt == "" {
+			p.ResumePrompt = DefaultResumePrompt
 		}
 		p.Dir = absolute(expandHome(p.Dir))
 		c.Projects[slug] = p

@@ -5,42 +5,83 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/useprickle/prickle/shared/wake"
 )
 
 // TaskView is what the runner needs to know of a run's task.
 type TaskView struct {
-	Project  string
-	State    string
-	Assignee string
+	Project   string
+	State     string
+	Assignee  string
+	Requester string
 	// Marks counts the assignee's own checkpoints, results and declines in the
 	// history: a run that added none ends "without a checkpoint of its own".
 	Marks int
 }
 
-// Tasks is how the runner reads a task and leaves a checkpoint, with a given token.
+// Party is the agent a wake-up for reason runs as: the requester when a
+// result came back for review, the assignee otherwise.
+func (v TaskView) Party(reason string) string {
+	if reason == wake.ReasonResultReturned {
+		return v.Requester
+	}
+	return v.Assignee
+}
+
+// Tasks is how the runner reads a task, leaves a checkpoint and ends a run's
+// token, with a given token.
 type Tasks interface {
 	Task(ctx context.Context, token, taskID string) (TaskView, error)
 	Checkpoint(ctx context.Context, token, taskID, progress string, nextSteps []string) error
+	EndRun(ctx context.Context, runToken string) error
 }
 
 // ErrRefused wraps a tool's domain refusal (isError): another token would not help.
 var ErrRefused = errors.New("refused by Prickle")
 
-// MCPTasks talks to Prickle's MCP endpoint with the mcp-go client.
+// MCPTasks talks to Prickle's MCP endpoint with the mcp-go client (and to
+// its runner endpoint to end a run's token).
 type MCPTasks struct {
-	URL  string
-	HTTP *http.Client
+	// Base is Prickle's base URL; URL its MCP endpoint.
+	Base, URL string
+	HTTP      *http.Client
 }
 
-// NewMCPTasks builds an MCPTasks with a 30-second HTTP timeout.
-func NewMCPTasks(mcpURL string) *MCPTasks {
-	return &MCPTasks{URL: mcpURL, HTTP: &http.Client{Timeout: 30 * time.Second}}
+// NewMCPTasks builds an MCPTasks for the Prickle at base with a 30-second HTTP timeout.
+func NewMCPTasks(base string) *MCPTasks {
+	base = strings.TrimRight(base, "/")
+	return &MCPTasks{Base: base, URL: base + "/mcp", HTTP: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// EndRun ends a run's token (POST /runner/ended with it): the run is over,
+// and a later wake-up of its task brings a new one. A token already ended
+// or expired is not an error.
+func (m *MCPTasks) EndRun(ctx context.Context, runToken string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.Base+EndedPath, nil)
+	if err != nil {
+		return fmt.Errorf("end run: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+runToken)
+	resp, err := m.HTTP.Do(req)
+	if err != nil {
+		return fmt.Errorf("end run: %w", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	switch resp.StatusCode {
+	case http.StatusNoContent, http.StatusOK, http.StatusUnauthorized:
+		return nil
+	}
+	return fmt.Errorf("end run: HTTP %d", resp.StatusCode)
 }
 
 // call runs one tool with token and returns the JSON text of its result.
@@ -82,9 +123,10 @@ func (m *MCPTasks) call(ctx context.Context, token, tool string, args map[string
 // getTask is the part of get_task's result the runner reads.
 type getTask struct {
 	Task struct {
-		Project  string `json:"project"`
-		State    string `json:"state"`
-		Assignee string `json:"assignee"`
+		Project   string `json:"project"`
+		State     string `json:"state"`
+		Assignee  string `json:"assignee"`
+		Requester string `json:"requester"`
 	} `json:"task"`
 	History []struct {
 		By     string `json:"by"`
@@ -102,13 +144,31 @@ func (m *MCPTasks) Task(ctx context.Context, token, taskID string) (TaskView, er
 	if err := json.Unmarshal(b, &g); err != nil {
 		return TaskView{}, fmt.Errorf("get_task %s: result is not a task: %w", taskID, err)
 	}
-	v := TaskView{Project: g.Task.Project, State: g.Task.State, Assignee: g.Task.Assignee}
+	v := TaskView{Project: g.Task.Project, State: g.Task.State, Assignee: g.Task.Assignee, Requester: g.Task.Requester}
 	for _, h := range g.History {
 		if h.By == v.Assignee && (h.Action == "checkpoint" || h.Action == "return_result" || h.Action == "decline") {
 			v.Marks++
 		}
 	}
 	return v, nil
+}
+
+// RequestStep asks the run's owner about a call, as a permission layer does
+// (with the call's tool_use_id), and returns request_step's answer.
+func (m *MCPTasks) RequestStep(ctx context.Context, token, toolName string, input json.RawMessage, toolUseID string) (StepAnswer, error) {
+	args := map[string]any{"tool_name": toolName, "input": input}
+	if toolUseID != "" {
+		args["tool_use_id"] = toolUseID
+	}
+	b, err := m.call(ctx, token, "request_step", args)
+	if err != nil {
+		return StepAnswer{}, err
+	}
+	var a StepAnswer
+	if err := json.Unmarshal(b, &a); err != nil || (a.Behavior != "allow" && a.Behavior != "deny") {
+		return StepAnswer{}, fmt.Errorf("request_step: answer is not allow or deny: %s", clip(string(b), 300))
+	}
+	return a, nil
 }
 
 // Checkpoint saves a checkpoint with save_checkpoint.

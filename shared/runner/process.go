@@ -41,15 +41,15 @@ func (e Exit) Describe(timeout time.Duration) string {
 	return fmt.Sprintf("exited with status %d after %s", e.Code, d)
 }
 
-// runProcess starts c in its own process group with its output in out, and
-// waits for it. When timeout passes, or ctx ends (the runner stops), the
+// runProcess starts c in its own process group with its standard error in
+// out and its standard output in stdout, and waits for it. When timeout passes, or ctx ends (the runner stops), the
 // whole group gets SIGTERM and, after grace, SIGKILL.
-func runProcess(ctx context.Context, c Command, out io.Writer, timeout, grace time.Duration) Exit {
+func runProcess(ctx context.Context, c Command, out, stdout io.Writer, timeout, grace time.Duration) Exit {
 	if len(c.Argv) == 0 {
 		return Exit{Code: -1, StartError: "empty command"}
 	}
 	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = c.Dir, c.Env, out, out
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = c.Dir, c.Env, stdout, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {

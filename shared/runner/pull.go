@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/useprickle/prickle/shared/pause"
@@ -17,8 +18,10 @@ import (
 
 // Pull-mode paths on Prickle's base URL.
 const (
-	ClaimPath = "/runner/claim"
-	AckPath   = "/runner/ack"
+	ClaimPath  = "/runner/claim"
+	AckPath    = "/runner/ack"
+	ExtendPath = "/runner/extend"
+	EndedPath  = "/runner/ended"
 )
 
 // Why a pull stops or an ack is refused.
@@ -38,15 +41,17 @@ type Claimed struct {
 }
 
 // Puller claims the agent's wake-ups from Prickle (a long poll of at most
-// 25 seconds), offers each to the runner, and acknowledges it once its run
-// has started; network errors, 429 and 5xx are retried with doubling waits.
+// 25 seconds) and offers each to the runner with a receipt: the runner
+// extends the claim while its run waits or runs, and acknowledges it once
+// the run has ended by itself; network errors, 429 and 5xx are retried
+// with doubling waits.
 type Puller struct {
 	BaseURL     string
 	Token       string
 	WaitSeconds int
 	HTTP        *http.Client
 	Runner      interface {
-		Offer(key string, w wake.Payload, via string, ack Ack) Offered
+		Offer(key string, w wake.Payload, via string, hold Hold) Offered
 		Free() int
 	}
 	Log *slog.Logger
@@ -58,7 +63,7 @@ type Puller struct {
 
 // NewPuller builds a Puller whose HTTP timeout outlasts the long poll.
 func NewPuller(baseURL, token string, waitSeconds int, r interface {
-	Offer(key string, w wake.Payload, via string, ack Ack) Offered
+	Offer(key string, w wake.Payload, via string, hold Hold) Offered
 	Free() int
 }, log *slog.Logger) *Puller {
 	return &Puller{BaseURL: baseURL, Token: token, WaitSeconds: waitSeconds, Runner: r, Log: log,
@@ -102,7 +107,7 @@ func (p *Puller) Run(ctx context.Context) error {
 		}
 		backoff = minB
 		for _, c := range got {
-			p.Runner.Offer(c.ID, c.Delivery, "pull", func(ctx context.Context) error { return p.Ack(ctx, c.ID, c.Claim) })
+			p.Runner.Offer(c.ID, c.Delivery, "pull", p.receipt(c))
 		}
 	}
 	return nil
@@ -141,34 +146,111 @@ func (p *Puller) Claim(ctx context.Context, n int) ([]Claimed, error) {
 	return ok, nil
 }
 
-// Ack acknowledges a claimed wake-up whose run has started, retrying network errors and 5xx three times.
+// Ack acknowledges a claimed wake-up whose run has ended by itself: it is done for good.
 func (p *Puller) Ack(ctx context.Context, id, claim string) error {
+	_, err := p.settle(ctx, AckPath, id, claim)
+	return err
+}
+
+// Extend keeps a claimed wake-up from other claims for another visibility
+// timeout (its run waits or runs) and returns when that ends.
+func (p *Puller) Extend(ctx context.Context, id, claim string) (time.Time, error) {
+	b, err := p.settle(ctx, ExtendPath, id, claim)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var out struct {
+		VisibleUntil time.Time `json:"visible_until"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return time.Time{}, fmt.Errorf("extend %s: answer is not {visible_until}: %w", id, err)
+	}
+	return out.VisibleUntil, nil
+}
+
+// settle posts {id, claim} to path, retrying network errors and 5xx three times.
+func (p *Puller) settle(ctx context.Context, path, id, claim string) ([]byte, error) {
 	body, _ := json.Marshal(map[string]string{"id": id, "claim": claim})
 	var last error
 	for attempt := 1; attempt <= 3; attempt++ {
-		code, b, err := p.post(ctx, AckPath, body)
+		code, b, err := p.post(ctx, path, body)
 		switch {
 		case err != nil:
 			last = err
 		case code == http.StatusNoContent || code == http.StatusOK:
-			return nil
+			return b, nil
 		case code == http.StatusConflict:
-			return ErrStaleClaim
+			return nil, ErrStaleClaim
 		case code == http.StatusNotFound:
-			return ErrUnknownWake
+			return nil, ErrUnknownWake
 		case code == http.StatusUnauthorized || code == http.StatusForbidden:
-			return ErrUnauthorized
+			return nil, ErrUnauthorized
 		case code >= 500 || code == http.StatusTooManyRequests:
-			last = fmt.Errorf("ack: HTTP %d", code)
+			last = fmt.Errorf("%s: HTTP %d", path, code)
 		default:
-			return fmt.Errorf("ack: HTTP %d: %s", code, clip(string(b), 200))
+			return nil, fmt.Errorf("%s: HTTP %d: %s", path, code, clip(string(b), 200))
 		}
 		if pause.For(ctx, time.Duration(attempt)*500*time.Millisecond) != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
-	return fmt.Errorf("ack %s: %w", id, last)
+	return nil, fmt.Errorf("%s %s: %w", path, id, last)
 }
+
+// receipt is a claim's Hold: Keep extends it halfway through its visibility,
+// Done acknowledges it.
+type receipt struct {
+	p         *Puller
+	id, claim string
+	mu        sync.Mutex
+	next      time.Time
+}
+
+func (p *Puller) receipt(c Claimed) *receipt {
+	r := &receipt{p: p, id: c.ID, claim: c.Claim}
+	until, err := time.Parse(time.RFC3339, c.VisibleUntil)
+	if err != nil {
+		until = time.Now().Add(minKeepWindow)
+	}
+	r.schedule(until)
+	return r
+}
+
+// minKeepWindow is the least time between two extensions of a claim.
+const minKeepWindow = time.Second
+
+// schedule sets the next extension halfway to until (from this clock's now,
+// so a skewed clock on either side only makes it earlier or later by the skew).
+func (r *receipt) schedule(until time.Time) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.next = now.Add(max(until.Sub(now)/2, minKeepWindow))
+}
+
+func (r *receipt) Next() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.next
+}
+
+func (r *receipt) Keep(ctx context.Context) error {
+	until, err := r.p.Extend(ctx, r.id, r.claim)
+	if errors.Is(err, ErrStaleClaim) || errors.Is(err, ErrUnknownWake) {
+		r.mu.Lock()
+		r.next = time.Time{} // another claim has it now: nothing left to keep
+		r.mu.Unlock()
+		return err
+	}
+	if err != nil {
+		r.schedule(time.Now().Add(2 * minKeepWindow))
+		return err
+	}
+	r.schedule(until)
+	return nil
+}
+
+func (r *receipt) Done(ctx context.Context) error { return r.p.Ack(ctx, r.id, r.claim) }
 
 // maxPullAnswer bounds what a claim or ack answer may be.
 const maxPullAnswer = 1 << 20

@@ -23,13 +23,18 @@ const RememberFor = time.Hour
 // Runner starts one run per wake-up: at most Concurrency at once, at most
 // one per task (a later wake-up for a task waits for its running run), each
 // with a log file, a timeout that ends its process group, and a checkpoint
-// when it ends without one of its own.
+// when it ends without one of its own. Each task's runs continue one
+// conversation (its Session), and a wake-up is finished with its source
+// (Hold.Done) only once a run of it has ended by itself: one stopped with
+// the runner, or lost with it, comes back and resumes.
 type Runner struct {
 	Config     Config
 	Tasks      Tasks
 	AgentToken string
 	// Env is the environment every run starts with (before the run's own PRICKLE_* values).
 	Env []string
+	// Self is this runner's executable (the claude template's hook); New sets it.
+	Self string
 	// Out gets one line per wake-up and per run start and end.
 	Out *slog.Logger
 	// CallTimeout bounds each call to Prickle (default 1 minute).
@@ -44,21 +49,31 @@ type Runner struct {
 	wg      sync.WaitGroup
 }
 
-// Ack tells the source of a wake-up (a pull claim) that its run has started.
-type Ack func(ctx context.Context) error
+// Hold settles a wake-up with its source. Done: a run of it ended by itself,
+// so it is finished and never delivered again. Keep: it still waits or runs,
+// so it is not delivered again meanwhile; Next says when Keep is due (zero:
+// never). A wake-up that is never Done comes back: a pull claim after its
+// visibility timeout, a webhook delivery from the runner's journal when the
+// runner starts again.
+type Hold interface {
+	Done(ctx context.Context) error
+	Keep(ctx context.Context) error
+	Next() time.Time
+}
 
 type delivery struct {
-	key     string
-	w       wake.Payload
-	via     string
-	ack     Ack
-	started bool
-	at      time.Time
+	key      string
+	w        wake.Payload
+	via      string
+	hold     Hold
+	finished bool
+	at       time.Time
 }
 
 // New builds a Runner; Start must be called before Offer.
 func New(cfg Config, tasks Tasks, agentToken string, out *slog.Logger) *Runner {
-	return &Runner{Config: cfg, Tasks: tasks, AgentToken: agentToken, Out: out, Env: RunBaseEnv(cfg)}
+	self, _ := os.Executable()
+	return &Runner{Config: cfg, Tasks: tasks, AgentToken: agentToken, Out: out, Env: RunBaseEnv(cfg), Self: self}
 }
 
 // RunBaseEnv is the runner's environment without what a run must not see:
@@ -82,6 +97,9 @@ func (r *Runner) Start(ctx context.Context) error {
 	if err := os.MkdirAll(r.Config.LogDir, 0o700); err != nil {
 		return fmt.Errorf("log dir: %w", err)
 	}
+	if err := os.MkdirAll(r.Config.StateDir, 0o700); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ctx = ctx
@@ -89,11 +107,51 @@ func (r *Runner) Start(ctx context.Context) error {
 	r.seen = map[string]*delivery{}
 	r.running = map[string]bool{}
 	r.waiting = map[string][]*delivery{}
+	go r.keep(ctx)
 	return nil
 }
 
 // Wait blocks until every run the runner started has ended and been recorded.
 func (r *Runner) Wait() { r.wg.Wait() }
+
+// keepEvery is how often the runner looks for holds whose Keep is due.
+const keepEvery = 500 * time.Millisecond
+
+// keep renews the holds of the wake-ups that wait or run, until ctx ends.
+func (r *Runner) keep(ctx context.Context) {
+	t := time.NewTicker(keepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			for _, d := range r.due(now) {
+				call, cancel := context.WithTimeout(ctx, r.callTimeout())
+				if err := d.hold.Keep(call); err != nil && ctx.Err() == nil {
+					r.Out.Warn("wake-up not kept: it may be delivered again", "task", d.w.TaskID, "run", d.w.RunID, "delivery", d.key, "error", err.Error())
+				}
+				cancel()
+			}
+		}
+	}
+}
+
+// due lists the unfinished deliveries whose hold is due to be kept.
+func (r *Runner) due(now time.Time) []*delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*delivery
+	for _, d := range r.seen {
+		if d.hold == nil || d.finished {
+			continue
+		}
+		if next := d.hold.Next(); !next.IsZero() && !now.Before(next) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
 
 // Offered says what became of a wake-up offered to the runner.
 type Offered int
@@ -105,27 +163,27 @@ const (
 	Stopping                // the runner is stopping: not taken, the sender should retry later
 )
 
-// Offer takes a wake-up from via ("webhook" or "pull"); key names the
-// delivery: its run id for a webhook, the wake-up's id for a claim (a claim
-// redelivered after the visibility timeout carries a new run). A delivery
-// already taken is not run again, and a new ack (a redelivered claim) is
-// acknowledged once its run has started.
-func (r *Runner) Offer(key string, w wake.Payload, via string, ack Ack) Offered {
+// Offer takes a wake-up from via ("webhook", "pull" or "journal"); key
+// names the delivery: its run id for a webhook, the wake-up's id for a claim
+// (a claim redelivered after the visibility timeout carries a new run). A
+// delivery already taken is not run again: its new hold (a redelivered
+// claim) replaces the old one, and is Done at once if its run has ended.
+func (r *Runner) Offer(key string, w wake.Payload, via string, hold Hold) Offered {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := time.Now()
 	for id, d := range r.seen {
-		if now.Sub(d.at) > RememberFor && !r.running[d.w.TaskID] {
+		if now.Sub(d.at) > RememberFor && d.finished {
 			delete(r.seen, id)
 		}
 	}
 	if d, ok := r.seen[key]; ok {
 		r.Out.Info("wake-up repeated; not run again", "task", w.TaskID, "run", w.RunID, "first_run", d.w.RunID, "reason", w.Reason, "via", via, "delivery", key)
-		if ack != nil {
-			if d.started {
-				go r.ack(ack, w)
+		if hold != nil {
+			if d.finished {
+				go r.done(hold, w)
 			} else {
-				d.ack = ack
+				d.hold = hold
 			}
 		}
 		return Repeated
@@ -134,7 +192,7 @@ func (r *Runner) Offer(key string, w wake.Payload, via string, ack Ack) Offered 
 		r.Out.Warn("runner is stopping; wake-up not taken", "task", w.TaskID, "run", w.RunID, "via", via)
 		return Stopping
 	}
-	d := &delivery{key: key, w: w, via: via, ack: ack, at: now}
+	d := &delivery{key: key, w: w, via: via, hold: hold, at: now}
 	r.seen[key] = d
 	r.Out.Info("wake-up", "task", w.TaskID, "run", w.RunID, "reason", w.Reason, "resumes_run", w.ResumesRun, "via", via, "delivery", key)
 	if r.running[w.TaskID] {
@@ -170,11 +228,12 @@ func (r *Runner) launch(d *delivery) {
 	}()
 }
 
-func (r *Runner) ack(a Ack, w wake.Payload) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// done tells a wake-up's source that it is finished.
+func (r *Runner) done(h Hold, w wake.Payload) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), r.callTimeout())
 	defer cancel()
-	if err := a(ctx); err != nil {
-		r.Out.Warn("ack failed", "task", w.TaskID, "run", w.RunID, "error", err.Error())
+	if err := h.Done(ctx); err != nil {
+		r.Out.Warn("wake-up not finished with its source: it may come back", "task", w.TaskID, "run", w.RunID, "error", err.Error())
 	}
 }
 
@@ -211,12 +270,20 @@ type Record struct {
 	Reason     string    `json:"reason"`
 	ResumesRun string    `json:"resumes_run,omitempty"`
 	Project    string    `json:"project,omitempty"`
-	Exit       Exit      `json:"exit"`
-	Log        string    `json:"log"`
-	Checkpoint string    `json:"checkpoint"`
+	// Session is the agent CLI's session the run started or resumed; Resumed
+	// says it continued the task's earlier conversation.
+	Session string `json:"session,omitempty"`
+	Resumed bool   `json:"resumed"`
+	// Paused is the call the run stopped on to wait for its owner.
+	Paused     *Call  `json:"paused,omitempty"`
+	Usage      *Usage `json:"usage,omitempty"`
+	Exit       Exit   `json:"exit"`
+	Log        string `json:"log"`
+	Checkpoint string `json:"checkpoint"`
 }
 
-// execute runs one wake-up from start to its record.
+// execute runs one wake-up from start to its record, and finishes the
+// wake-up with its source when the run ended by itself.
 func (r *Runner) execute(d *delivery) {
 	w := d.w
 	select {
@@ -231,6 +298,13 @@ func (r *Runner) execute(d *delivery) {
 		return context.WithTimeout(context.WithoutCancel(r.ctx), r.callTimeout())
 	}
 	ctx, cancel := calls()
+	if d.via == ViaJournal && !r.tokenWorks(ctx, w) {
+		cancel()
+		r.Out.Warn("journaled wake-up dropped: its run token no longer works (it expired or its run ended); the task's next wake-up resumes its session",
+			"task", w.TaskID, "run", w.RunID)
+		r.finish(d)
+		return
+	}
 	view, err := r.taskView(ctx, w)
 	cancel()
 	if err != nil {
@@ -251,38 +325,65 @@ func (r *Runner) execute(d *delivery) {
 		return
 	}
 	defer logFile.Close()
-	cmd, err := BuildCommand(project, r.Config.MCPURL(), view.Project, w, filepath.Join(r.Config.LogDir, "mcp"), r.Env)
-	if err != nil {
-		r.Out.Error("run not started", "task", w.TaskID, "run", w.RunID, "error", err.Error())
-		return
-	}
-	if cmd.MCPConfig != "" {
-		defer os.Remove(cmd.MCPConfig)
-	}
-	fmt.Fprintf(logFile, "# prickle-runner: run %s for task %s (%s, resumes %q) in %s\n# command: %s\n",
-		w.RunID, w.TaskID, w.Reason, w.ResumesRun, cmd.Dir, strings.Join(cmd.Argv, " "))
-	r.Out.Info("run start", "task", w.TaskID, "run", w.RunID, "reason", w.Reason, "project", view.Project,
-		"template", project.Template, "dir", cmd.Dir, "log", logPath)
-	r.mu.Lock()
-	d.started = true
-	a := d.ack
-	r.mu.Unlock()
-	if a != nil {
-		go r.ack(a, w)
-	}
 
-	exit := runProcess(r.ctx, cmd, logFile, r.Config.RunTimeout, r.Config.Grace)
+	sessionDir := SessionDir(r.Config.StateDir, view.Party(w.Reason), w.TaskID)
+	run := r.session(sessionDir, w)
+	exit, res := r.runAgent(project, view.Project, w, sessionDir, &run, logFile, logPath)
 	how := exit.Describe(r.Config.RunTimeout)
+	paused := res.paused
+	if paused != nil {
+		how += fmt.Sprintf(", paused on its %s call %s until its owner decides", paused.Name, paused.ToolUseID)
+	}
 	fmt.Fprintf(logFile, "\n# prickle-runner: the run %s\n", how)
 	ctx, cancel = calls()
 	checkpoint := r.settle(ctx, w, view, how, logPath)
+	ended := !exit.Stopped
+	if ended {
+		// Its token ends with it: a later wake-up of the task brings a new one.
+		if err := r.Tasks.EndRun(ctx, w.RunToken); err != nil {
+			r.Out.Warn("run token not ended", "task", w.TaskID, "run", w.RunID, "error", err.Error())
+		}
+	}
 	cancel()
-	rec := Record{At: time.Now().UTC(), TaskID: w.TaskID, RunID: w.RunID, Reason: w.Reason, ResumesRun: w.ResumesRun,
-		Project: view.Project, Exit: exit, Log: logPath, Checkpoint: checkpoint}
-	r.record(rec)
-	r.Out.Info("run end", "task", w.TaskID, "run", w.RunID, "exit_code", exit.Code, "signal", exit.Signal,
-		"timed_out", exit.TimedOut, "stopped", exit.Stopped, "duration", exit.Duration.Round(time.Millisecond).String(),
-		"checkpoint", checkpoint, "log", logPath)
+	r.record(Record{At: time.Now().UTC(), TaskID: w.TaskID, RunID: w.RunID, Reason: w.Reason, ResumesRun: w.ResumesRun,
+		Project: view.Project, Session: run.sessionID, Resumed: run.resumed, Paused: paused, Usage: res.usage,
+		Exit: exit, Log: logPath, Checkpoint: checkpoint})
+	end := []any{"task", w.TaskID, "run", w.RunID, "session", run.sessionID, "resumed", run.resumed,
+		"exit_code", exit.Code, "signal", exit.Signal, "timed_out", exit.TimedOut, "stopped", exit.Stopped,
+		"duration", exit.Duration.Round(time.Millisecond).String(), "checkpoint", checkpoint, "log", logPath}
+	if paused != nil {
+		end = append(end, "paused", paused.Name, "paused_call", paused.ToolUseID)
+	}
+	if res.usage != nil {
+		end = append(end, "cost_usd", res.usage.CostUSD)
+	}
+	r.Out.Info("run end", end...)
+
+	if ended {
+		r.finish(d)
+		return
+	}
+	r.Out.Info("wake-up kept: the run was stopped, so it comes back and resumes its session", "task", w.TaskID, "run", w.RunID, "delivery", d.key)
+}
+
+// ViaJournal is how a webhook delivery replayed from the journal is offered.
+const ViaJournal = "journal"
+
+// finish marks a delivery done and tells its source.
+func (r *Runner) finish(d *delivery) {
+	r.mu.Lock()
+	d.finished = true
+	h := d.hold
+	r.mu.Unlock()
+	if h != nil {
+		r.done(h, d.w)
+	}
+}
+
+// tokenWorks reports whether a wake-up's run token still reads its task.
+func (r *Runner) tokenWorks(ctx context.Context, w wake.Payload) bool {
+	_, err := r.Tasks.Task(ctx, w.RunToken, w.TaskID)
+	return err == nil || errors.Is(err, ErrRefused)
 }
 
 // taskView reads the task with the run token, or with the agent token if

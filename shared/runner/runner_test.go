@@ -26,6 +26,14 @@ type fakeTasks struct {
 	state       string
 	deadTokens  map[string]bool
 	checkpoints []string // token + " " + progress
+	ended       []string // run tokens ended
+}
+
+func (f *fakeTasks) EndRun(_ context.Context, token string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ended = append(f.ended, token)
+	return nil
 }
 
 var errUnauthorized = errors.New("HTTP 401")
@@ -69,7 +77,7 @@ func testRunner(t *testing.T, script string, concurrency int, timeout time.Durat
 		}
 	}
 	cfg := Config{PrickleURL: "http://127.0.0.1:1", Concurrency: concurrency, RunTimeout: timeout, Grace: time.Second,
-		LogDir: filepath.Join(dir, "logs"), Projects: map[string]Project{"website-v2": {Dir: dir, Template: TemplateCommand,
+		LogDir: filepath.Join(dir, "logs"), StateDir: filepath.Join(dir, "state"), Projects: map[string]Project{"website-v2": {Dir: dir, Template: TemplateCommand,
 			Command: []string{"sh", "-c", script}, Prompt: DefaultPrompt}}}
 	tasks := &fakeTasks{dir: dir, state: "working", deadTokens: map[string]bool{}}
 	r := New(cfg, tasks, "prk_a_agent", slog.New(slog.NewJSONHandler(io.Discard, nil)))
@@ -204,36 +212,74 @@ func TestRunnerCheckpointsARunThatLeftNone(t *testing.T) {
 	}
 }
 
-func TestRunnerAcksOnceStartedAndRemovesTheMCPConfig(t *testing.T) {
-	r, _, dir, _ := testRunner(t, `true`, 1, time.Minute)
+// fakeHold records what the runner told a wake-up's source.
+type fakeHold struct {
+	mu    sync.Mutex
+	name  string
+	log   *[]string
+	next  time.Time
+	kept  int
+	every time.Duration
+}
+
+func (h *fakeHold) Done(context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	*h.log = append(*h.log, "done "+h.name)
+	return nil
+}
+
+func (h *fakeHold) Keep(context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.kept++
+	h.next = time.Now().Add(h.every)
+	return nil
+}
+
+func (h *fakeHold) Next() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.next
+}
+
+func (h *fakeHold) keeps() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.kept
+}
+
+func TestRunnerFinishesAWakeUpWhenItsRunEndsAndRemovesTheMCPConfig(t *testing.T) {
+	r, tasks, dir, _ := testRunner(t, `true`, 1, time.Minute)
 	// A stand-in for claude that checks its MCP config exists while it runs.
 	script := filepath.Join(dir, "fake-claude")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\ntest -f \"$PRICKLE_MCP_CONFIG\" && echo present > out/config\nsleep 0.2\n"), 0o700); err != nil {
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ntest -f \"$PRICKLE_MCP_CONFIG\" && echo present > out/config\nsleep 1.5\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	p := r.Config.Projects["website-v2"]
 	p.Template, p.Program = TemplateClaude, script
 	r.Config.Projects["website-v2"] = p
 	var mu sync.Mutex
-	var acks []string
-	ack := func(name string) Ack {
-		return func(context.Context) error {
-			mu.Lock()
-			defer mu.Unlock()
-			acks = append(acks, name)
-			return nil
-		}
+	var log []string
+	hold := func(name string) *fakeHold {
+		return &fakeHold{name: name, log: &log, next: time.Now(), every: 100 * time.Millisecond}
 	}
 	// A claim redelivered after the visibility timeout has the same wake-up id and a new run:
-	// before or after the first run's start, it is acknowledged, not run.
-	r.Offer("wk_1", payload("t1", "run_c"), "pull", ack("first claim"))
-	r.Offer("wk_1", payload("t1", "run_d"), "pull", ack("redelivered claim"))
+	// it is not run again, and its receipt replaces the first one's.
+	first, again := hold("first claim"), hold("redelivered claim")
+	r.Offer("wk_1", payload("t1", "run_c"), "pull", first)
+	waitFor(t, "the claim to be kept while its run goes", func() bool { return first.keeps() >= 2 })
+	r.Offer("wk_1", payload("t1", "run_d"), "pull", again)
 	r.Wait()
-	waitFor(t, "the redelivered claim's ack", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Contains(acks, "redelivered claim")
-	})
+	mu.Lock()
+	if !slices.Equal(log, []string{"done redelivered claim"}) {
+		t.Errorf("told the source %q; want only the latest claim finished, once, when the run ended", log)
+	}
+	mu.Unlock()
+	// A claim of a wake-up whose run has ended is finished at once.
+	late := hold("late claim")
+	r.Offer("wk_1", payload("t1", "run_e"), "pull", late)
+	waitFor(t, "the late claim finished", func() bool { mu.Lock(); defer mu.Unlock(); return slices.Contains(log, "done late claim") })
 	if b, _ := os.ReadFile(filepath.Join(dir, "out", "config")); strings.TrimSpace(string(b)) != "present" {
 		t.Error("the run did not find its MCP config")
 	}
@@ -243,6 +289,9 @@ func TestRunnerAcksOnceStartedAndRemovesTheMCPConfig(t *testing.T) {
 	}
 	if n := len(records(t, dir)); n != 1 {
 		t.Errorf("%d runs, want 1", n)
+	}
+	if !slices.Equal(tasks.ended, []string{"prk_r_run_c"}) {
+		t.Errorf("run tokens ended %q, want the run's own", tasks.ended)
 	}
 	logs, _ := filepath.Glob(filepath.Join(dir, "logs", "*.log"))
 	if len(logs) != 1 {
@@ -255,8 +304,9 @@ func TestRunnerAcksOnceStartedAndRemovesTheMCPConfig(t *testing.T) {
 }
 
 func TestRunnerStopsRuns(t *testing.T) {
-	r, _, dir, cancel := testRunner(t, `trap 'echo term > out/term; exit 0' TERM; touch out/started; while :; do sleep 0.05; done`, 1, time.Minute)
-	r.Offer("run_s", payload("t1", "run_s"), "webhook", nil)
+	r, tasks, dir, cancel := testRunner(t, `trap 'echo term > out/term; exit 0' TERM; touch out/started; while :; do sleep 0.05; done`, 1, time.Minute)
+	var log []string
+	r.Offer("run_s", payload("t1", "run_s"), "webhook", &fakeHold{name: "run_s", log: &log})
 	waitFor(t, "the run to start", func() bool { _, err := os.Stat(filepath.Join(dir, "out", "started")); return err == nil })
 	cancel()
 	r.Wait()
@@ -265,6 +315,12 @@ func TestRunnerStopsRuns(t *testing.T) {
 	}
 	if rec := records(t, dir); len(rec) != 1 || !strings.Contains(rec[0], `"stopped":true`) {
 		t.Errorf("record %v", rec)
+	}
+	if len(tasks.ended) != 0 {
+		t.Errorf("a stopped run's token was ended (%q): the run resumes with it", tasks.ended)
+	}
+	if len(log) != 0 {
+		t.Errorf("a stopped run's wake-up was finished (%q): it must come back", log)
 	}
 	if got := r.Offer("run_t", payload("t2", "run_t"), "webhook", nil); got != Stopping {
 		t.Errorf("offered to a stopped runner: %v, want Stopping", got)

@@ -20,7 +20,7 @@ func Serve(ctx context.Context, cfg Config, out *slog.Logger) error {
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	r := New(cfg, NewMCPTasks(cfg.MCPURL()), token, out)
+	r := New(cfg, NewMCPTasks(cfg.PrickleURL), token, out)
 	if err := r.Start(ctx); err != nil {
 		return err
 	}
@@ -48,8 +48,16 @@ func serveWebhook(ctx context.Context, cfg Config, r *Runner, out *slog.Logger) 
 	if err != nil {
 		return fmt.Errorf("webhook listen: %w", err)
 	}
+	journal := NewJournal(cfg.StateDir, r.AgentToken)
+	pending, err := journal.Pending()
+	if err != nil {
+		return err
+	}
+	for _, w := range pending {
+		r.Offer(w.RunID, w, ViaJournal, journal.held(w))
+	}
 	mux := http.NewServeMux()
-	mux.Handle(cfg.Webhook.Path, &WebhookHandler{Secret: secret, Runner: r, Log: out})
+	mux.Handle(cfg.Webhook.Path, &WebhookHandler{Secret: secret, Runner: r, Journal: &journal, Log: out})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second}
 	out.Info("prickle-runner listening for wake-ups", "url", "http://"+ln.Addr().String()+cfg.Webhook.Path,
 		"prickle", cfg.PrickleURL, "agent", cfg.Agent, "concurrency", cfg.Concurrency, "log_dir", cfg.LogDir)

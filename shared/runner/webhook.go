@@ -20,10 +20,12 @@ const maxWebhookBody = 16 << 10
 type WebhookHandler struct {
 	Secret string
 	Runner interface {
-		Offer(key string, w wake.Payload, via string, ack Ack) Offered
+		Offer(key string, w wake.Payload, via string, hold Hold) Offered
 	}
-	Now func() time.Time
-	Log *slog.Logger
+	// Journal, if set, keeps each delivery until its run has ended by itself.
+	Journal *Journal
+	Now     func() time.Time
+	Log     *slog.Logger
 }
 
 // ServeHTTP answers 202 for a new wake-up, 200 for one already taken (not
@@ -58,11 +60,20 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "body is not a wake payload {task_id, run_id, run_token, reason, resumes_run}", http.StatusBadRequest)
 		return
 	}
-	switch h.Runner.Offer(p.RunID, p, "webhook", nil) {
+	var hold Hold
+	if h.Journal != nil {
+		if hold, err = h.Journal.Hold(p); err != nil {
+			h.Log.Warn("wake-up not journaled: a stop before its run ends loses it", "task", p.TaskID, "run", p.RunID, "error", err.Error())
+		}
+	}
+	switch h.Runner.Offer(p.RunID, p, "webhook", hold) {
 	case Repeated:
 		w.WriteHeader(http.StatusOK)
 		_, _ = io.WriteString(w, "already taken; not run again\n")
 	case Stopping:
+		if hold != nil {
+			_ = hold.Done(r.Context()) // Prickle delivers it again
+		}
 		w.Header().Set("Retry-After", "30")
 		http.Error(w, "the runner is stopping; retry later", http.StatusServiceUnavailable)
 	default:

@@ -1,10 +1,13 @@
 package runner
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,7 +22,7 @@ type offers struct {
 	stopping bool
 }
 
-func (o *offers) Offer(_ string, w wake.Payload, _ string, _ Ack) Offered {
+func (o *offers) Offer(_ string, w wake.Payload, _ string, _ Hold) Offered {
 	if o.stopping {
 		return Stopping
 	}
@@ -36,7 +39,8 @@ func TestWebhookHandler(t *testing.T) {
 	const secret = "whsec_runner_test_secret_0123456789"
 	now := time.Date(2026, 12, 1, 22, 0, 0, 0, time.UTC)
 	o := &offers{}
-	h := &WebhookHandler{Secret: secret, Runner: o, Now: func() time.Time { return now }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	journal := NewJournal(t.TempDir(), "prk_a_agent")
+	h := &WebhookHandler{Secret: secret, Runner: o, Journal: &journal, Now: func() time.Time { return now }, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	body := `{"task_id":"t1","run_id":"run_1","run_token":"prk_r_x","reason":"task_routed","resumes_run":""}`
 	req := func(method, body string, ts time.Time, key string) *http.Request {
 		r := httptest.NewRequest(method, "/prickle", strings.NewReader(body))
@@ -77,10 +81,52 @@ func TestWebhookHandler(t *testing.T) {
 	if len(o.got) != 1 || o.got[0].RunID != "run_1" || o.got[0].RunToken != "prk_r_x" {
 		t.Errorf("offered %+v, want run_1 once", o.got)
 	}
+	// The delivery taken is journaled until its run ends by itself; refused ones are not.
+	if pending, err := journal.Pending(); err != nil || len(pending) != 1 || pending[0].RunID != "run_1" || pending[0].RunToken != "prk_r_x" {
+		t.Errorf("journal %+v (%v), want run_1", pending, err)
+	}
 	o.stopping = true
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req("POST", strings.Replace(body, "run_1", "run_9", 1), now, secret))
 	if w.Code != http.StatusServiceUnavailable {
 		t.Errorf("while stopping: %d, want 503 so Prickle retries", w.Code)
+	}
+	if pending, _ := journal.Pending(); len(pending) != 1 {
+		t.Errorf("a delivery refused while stopping stays journaled: %+v", pending)
+	}
+}
+
+func TestJournal(t *testing.T) {
+	state := t.TempDir()
+	alice, bob := NewJournal(state, "prk_a_alice"), NewJournal(state, "prk_a_bob")
+	first := wake.Payload{TaskID: "t1", RunID: "run_1", RunToken: "prk_r_1", Reason: wake.ReasonTaskRouted}
+	second := wake.Payload{TaskID: "t2", RunID: "run_2", RunToken: "prk_r_2", Reason: wake.ReasonStepDecided, ResumesRun: "run_0"}
+	h1, err := alice.Hold(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.Hold(second); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(alice.Dir, "*.json"))
+	for _, f := range files {
+		if fi, _ := os.Stat(f); fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s is %v: it holds a run token, want 0600", f, fi.Mode().Perm())
+		}
+	}
+	if got, _ := alice.Pending(); len(got) != 2 || got[1] != second {
+		t.Errorf("alice's journal %+v", got)
+	}
+	if got, _ := bob.Pending(); len(got) != 0 {
+		t.Errorf("bob's runner, sharing the state dir, would replay %+v", got)
+	}
+	if err := h1.Done(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := alice.Pending(); len(got) != 1 || got[0] != second {
+		t.Errorf("after the first run ended: %+v", got)
+	}
+	if !h1.Next().IsZero() || h1.Keep(context.Background()) != nil {
+		t.Error("a journaled delivery needs no keeping")
 	}
 }

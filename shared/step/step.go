@@ -108,10 +108,10 @@ func Canonical(input json.RawMessage) ([]byte, error) {
 }
 
 // Fingerprint identifies a call within a task: same tool and same canonical
-// input give the same fingerprint.
+// input, descriptive fields aside (see Identity), give the same fingerprint.
 func Fingerprint(taskID, toolName string, canonicalInput []byte) string {
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte(taskID), []byte(toolName), canonicalInput} {
+	for _, part := range [][]byte{[]byte(taskID), []byte(toolName), Identity(toolName, canonicalInput)} {
 		fmt.Fprintf(h, "%d:", len(part))
 		h.Write(part)
 	}

@@ -18,7 +18,10 @@ import (
 //	pk agent_id  sk wakeup_id (wakeup.PendingID: oldest first)
 //	task_id, reason, resumes_run, event_id, created_at; visible_at (unix
 //	millis: claimable when not after now); claim_hash (SHA-256 of the latest
-//	claim receipt), claims (how many), done_at once acknowledged; ttl.
+//	claim receipt), claims (how many), run_id and run_hash (the run the latest
+//	claim started and the SHA-256 of its token, ended when the wake-up is
+//	claimed again), done_at
+//	once acknowledged; ttl.
 //
 // No token is stored: a claim mints the run token.
 type wakeupRecord struct {
@@ -32,6 +35,8 @@ type wakeupRecord struct {
 	VisibleAt  int64  `dynamodbav:"visible_at"`
 	ClaimHash  string `dynamodbav:"claim_hash,omitempty"`
 	Claims     int    `dynamodbav:"claims"`
+	RunID      string `dynamodbav:"run_id,omitempty"`
+	RunHash    string `dynamodbav:"run_hash,omitempty"`
 	DoneAt     string `dynamodbav:"done_at,omitempty"`
 	TTL        int64  `dynamodbav:"ttl"`
 }
@@ -106,24 +111,81 @@ func (s *Store) ClaimableWakeups(ctx context.Context, agent string, now time.Tim
 // ClaimWakeup takes one wake-up for the claim whose hash is given, in one
 // conditional write: it must still be claimable at now, and becomes
 // invisible until until. False means another claim got it first (or it was
-// acknowledged meanwhile).
-func (s *Store) ClaimWakeup(ctx context.Context, agent, id, claimHash string, now, until time.Time) (bool, error) {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+// acknowledged meanwhile). prev is the run an earlier claim of it started
+// (zero for a first claim): that run is over.
+func (s *Store) ClaimWakeup(ctx context.Context, agent, id, claimHash string, now, until time.Time) (won bool, prev wakeup.RunRef, err error) {
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(s.tables.Wakeups),
 		Key:                 s.wakeupKey(agent, id),
-		UpdateExpression:    aws.String("SET claim_hash = :h, visible_at = :until ADD claims :one"),
+		UpdateExpression:    aws.String("SET claim_hash = :h, visible_at = :until ADD claims :one REMOVE run_id, run_hash"),
 		ConditionExpression: aws.String("attribute_exists(wakeup_id) AND visible_at <= :now AND attribute_not_exists(done_at)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":h": stringValue(claimHash), ":until": numberValue(until.UnixMilli()), ":now": numberValue(now.UnixMilli()), ":one": numberValue(1),
 		},
+		ReturnValues: types.ReturnValueUpdatedOld,
 	})
 	if _, lost := failedCondition(err); lost {
-		return false, nil
+		return false, wakeup.RunRef{}, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("claim wake-up %s of %s: %w", id, agent, err)
+		return false, wakeup.RunRef{}, fmt.Errorf("claim wake-up %s of %s: %w", id, agent, err)
 	}
-	return true, nil
+	if v, ok := out.Attributes["run_id"].(*types.AttributeValueMemberS); ok {
+		prev.ID = v.Value
+	}
+	if v, ok := out.Attributes["run_hash"].(*types.AttributeValueMemberS); ok {
+		prev.TokenHash = v.Value
+	}
+	return true, prev, nil
+}
+
+// SetWakeupRun records the run a claim started, if that claim is still the latest.
+func (s *Store) SetWakeupRun(ctx context.Context, agent, id, claimHash string, run wakeup.RunRef) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.tables.Wakeups),
+		Key:                 s.wakeupKey(agent, id),
+		UpdateExpression:    aws.String("SET run_id = :id, run_hash = :r"),
+		ConditionExpression: aws.String("attribute_exists(wakeup_id) AND claim_hash = :h"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":h": stringValue(claimHash), ":id": stringValue(run.ID), ":r": stringValue(run.TokenHash),
+		},
+	})
+	if _, lost := failedCondition(err); lost {
+		return fmt.Errorf("wake-up %s of %s: %w", id, agent, wakeup.ErrStaleClaim)
+	}
+	if err != nil {
+		return fmt.Errorf("record run of wake-up %s of %s: %w", id, agent, err)
+	}
+	return nil
+}
+
+// ExtendWakeup keeps a claimed wake-up from other claims until until, if
+// claimHash is still its latest claim's and it is not done. Unknown is
+// team.ErrNotFound; another receipt, or done, is wakeup.ErrStaleClaim.
+func (s *Store) ExtendWakeup(ctx context.Context, agent, id, claimHash string, until time.Time) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.tables.Wakeups),
+		Key:                 s.wakeupKey(agent, id),
+		UpdateExpression:    aws.String("SET visible_at = :until"),
+		ConditionExpression: aws.String("attribute_exists(wakeup_id) AND claim_hash = :h AND attribute_not_exists(done_at)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":h": stringValue(claimHash), ":until": numberValue(until.UnixMilli()),
+		},
+	})
+	if _, lost := failedCondition(err); lost {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.tables.Wakeups), Key: s.wakeupKey(agent, id), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return fmt.Errorf("extend wake-up %s of %s: %w", id, agent, err)
+		}
+		if out.Item == nil {
+			return fmt.Errorf("wake-up %s of %s: %w", id, agent, team.ErrNotFound)
+		}
+		return fmt.Errorf("extend wake-up %s of %s: %w", id, agent, wakeup.ErrStaleClaim)
+	}
+	if err != nil {
+		return fmt.Errorf("extend wake-up %s of %s: %w", id, agent, err)
+	}
+	return nil
 }
 
 // AckWakeup marks a claimed wake-up done for good, if claimHash is its

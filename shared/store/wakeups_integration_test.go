@@ -45,10 +45,10 @@ func TestPendingWakeups(t *testing.T) {
 
 	until := now.Add(wakeup.DefaultVisibility)
 	first, second := wakeup.ClaimHash("wkc_first"), wakeup.ClaimHash("wkc_second")
-	if won, err := fx.store.ClaimWakeup(ctx, "alice/writer", p.ID, first, now, until); err != nil || !won {
+	if won, _, err := fx.store.ClaimWakeup(ctx, "alice/writer", p.ID, first, now, until); err != nil || !won {
 		t.Fatalf("first claim: %v %v", won, err)
 	}
-	if won, err := fx.store.ClaimWakeup(ctx, "alice/writer", p.ID, second, now, until); err != nil || won {
+	if won, _, err := fx.store.ClaimWakeup(ctx, "alice/writer", p.ID, second, now, until); err != nil || won {
 		t.Fatalf("a second claim while invisible won: %v %v", won, err)
 	}
 	if err := fx.store.PutPendingWakeup(ctx, p); err != nil { // the event redelivered
@@ -58,12 +58,12 @@ func TestPendingWakeups(t *testing.T) {
 	if len(left) != 1 || left[0].ID != older.ID {
 		t.Fatalf("after a claim and a redelivery, claimable = %+v; want only the older one", left)
 	}
-	if won, err := fx.store.ClaimWakeup(ctx, "alice/writer", "wk_0000000000000_0000000000000000", second, now, until); err != nil || won {
+	if won, _, err := fx.store.ClaimWakeup(ctx, "alice/writer", "wk_0000000000000_0000000000000000", second, now, until); err != nil || won {
 		t.Errorf("claimed a wake-up that does not exist: %v %v", won, err)
 	}
 
 	// Past its visibility it is claimable again; the new claim supersedes the first.
-	if won, err := fx.store.ClaimWakeup(ctx, "alice/writer", p.ID, second, until, until.Add(wakeup.DefaultVisibility)); err != nil || !won {
+	if won, _, err := fx.store.ClaimWakeup(ctx, "alice/writer", p.ID, second, until, until.Add(wakeup.DefaultVisibility)); err != nil || !won {
 		t.Fatalf("re-claim after the visibility timeout: %v %v", won, err)
 	}
 	if err := fx.store.AckWakeup(ctx, "alice/writer", p.ID, first, until); !errors.Is(err, wakeup.ErrStaleClaim) {
@@ -77,7 +77,7 @@ func TestPendingWakeups(t *testing.T) {
 			t.Fatalf("ack with the latest claim: %v", err)
 		}
 	}
-	if won, err := fx.store.ClaimWakeup(ctx, "alice/writer", p.ID, first, until.Add(time.Hour), until.Add(2*time.Hour)); err != nil || won {
+	if won, _, err := fx.store.ClaimWakeup(ctx, "alice/writer", p.ID, first, until.Add(time.Hour), until.Add(2*time.Hour)); err != nil || won {
 		t.Errorf("claimed an acknowledged wake-up: %v %v", won, err)
 	}
 	// A day after it was stored it is no longer claimable, TTL or not.

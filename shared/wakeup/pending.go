@@ -39,6 +39,13 @@ const PendingRetention = 24 * time.Hour
 // claims before it comes back, unless acknowledged.
 const DefaultVisibility = 120 * time.Second
 
+// RunRef names the run a claim of a wake-up started: its id and the SHA-256
+// of its run token (never the token). Claimed again, that run is over.
+type RunRef struct {
+	ID        string
+	TokenHash string
+}
+
 // ErrStaleClaim means an ack named a wake-up with a claim receipt that is not
 // its latest one (a wrong receipt, or it was claimed again since).
 var ErrStaleClaim = errors.New("wrong or superseded claim")

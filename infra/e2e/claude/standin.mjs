@@ -1,7 +1,7 @@
 // A scripted stand-in of the Anthropic Messages API on loopback, for running the real Claude Code
 // with no account and no network (ANTHROPIC_BASE_URL=<url>). It answers POST /v1/messages in the
 // form asked (SSE when "stream": true, one JSON message otherwise) and picks the next assistant turn
-// from the conversation it is sent: `turn(request)` returns the content blocks of the reply.
+// from the conversation it is sent: `turn(request)` returns (or resolves to) the content blocks of the reply.
 // Every request is kept in `requests`, so a test can read the tool_result blocks Claude Code sends.
 import { createServer } from 'node:http';
 
@@ -67,7 +67,7 @@ export async function startStandIn(turn) {
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => { body += c; });
-    req.on('end', () => {
+    req.on('end', async () => {
       const path = new URL(req.url, 'http://x').pathname;
       if (req.method !== 'POST' || !path.startsWith('/v1/messages')) {
         res.writeHead(404, { 'Content-Type': 'application/json' });
@@ -86,7 +86,8 @@ export async function startStandIn(turn) {
         return;
       }
       requests.push(parsed);
-      const msg = message(parsed, turn(parsed));
+      const msg = message(parsed, await turn(parsed));
+      if (res.destroyed) return; // the client went away while the model "thought"
       if (parsed.stream) return sse(res, msg);
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify(msg));

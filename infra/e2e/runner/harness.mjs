@@ -38,8 +38,8 @@ export function yaml(obj, indent = '') {
   }).join('\n');
 }
 
-/** The claude project entry the suites use: the pinned Claude Code, JSON output into the run's log. */
-export const claudeProject = (dir) => ({ dir, template: 'claude', program: CLAUDE, args: ['--output-format', 'json'] });
+/** The claude project entry the suites use: the pinned Claude Code (the runner asks for its JSON result). */
+export const claudeProject = (dir) => ({ dir, template: 'claude', program: CLAUDE });
 
 /** The model's environment: Claude Code against the stand-in, no account and no network. */
 export const modelEnv = (model, home) => ({ PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: model.url,
@@ -102,51 +102,117 @@ export const promptOf = (req) => {
   return (first.content || []).filter((b) => b.type === 'text').map((b) => b.text).join('\n');
 };
 
+// How a real model words the same call afresh each time it generates it: the Bash description and
+// the order of the input's keys change; what runs (the command) does not.
+const DESCRIPTIONS = ['Append a line to the side-effect file', 'Record that the step ran', 'Write the marker line',
+  'Add one line to the side file', 'Log the run to the side-effect file'];
+let generation = 0;
+function bashInput(command) {
+  const description = DESCRIPTIONS[generation % DESCRIPTIONS.length];
+  generation += 1;
+  return generation % 2 ? { command, description } : { description, command };
+}
+
+/** Every tool_use block of a request's conversation, in order. */
+export const toolUsesOf = (req) => (req.messages || []).filter((m) => m.role === 'assistant')
+  .flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_use');
+
+/** Every tool_result block of a request's conversation, by tool_use_id. */
+const toolResultsById = (req) => new Map((req.messages || []).filter((m) => m.role === 'user')
+  .flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_result').map((b) => [b.tool_use_id, b]));
+
+/** The text blocks of the request's last user message. */
+const lastUserText = (req) => {
+  const last = [...(req.messages || [])].reverse().find((m) => m.role === 'user');
+  if (!last) return '';
+  if (typeof last.content === 'string') return last.content;
+  return last.content.filter((b) => b.type === 'text').map((b) => b.text).join('\n');
+};
+
 /**
- * The model of a woken run, from the prompt the runner wrote (task id and reason): on task_routed it
- * accepts, checkpoints and tries the task's Bash call; on step_decided it tries the identical call
- * again and, if it ran, returns a result; anything else ends at once.
+ * The model of a woken run, driven by the conversation it is sent, as a real one is: it reads the
+ * task (get_task and read_room in parallel), accepts, checkpoints, then makes the task's Bash call,
+ * worded afresh each time it generates it. After the call ran it returns a result; refused, it says
+ * so and ends; told "still waiting", it ends its turn, and makes the call again (worded afresh) when
+ * a resumed conversation tells it to. The task's title picks a variant: "[parallel]" makes the call
+ * beside a Read in one message; "[no approval]" returns a result without the call; "[stall]" stalls
+ * its first answer after the checkpoint until `release()` (a run to stop mid-way).
  */
 export function wokenModel(commandFor) {
   let seq = 0;
+  let release;
+  let released = new Promise((done) => { release = done; });
   const toolUse = (name, input) => ({ type: 'tool_use', id: `toolu_runner_${Date.now().toString(36)}_${++seq}`, name, input });
-  return (req) => {
+  const turn = async (req) => {
     if (!(req.tools || []).some((t) => t.name === 'Bash')) return [{ type: 'text', text: 'Prickle stand-in.' }];
     const m = /task (\S+) \((\w+)\)/.exec(promptOf(req));
     if (!m) return [{ type: 'text', text: 'No task in the prompt.' }];
     const [, taskId, reason] = m;
-    const done = (req.messages || []).filter((x) => x.role === 'assistant').flatMap((x) => (Array.isArray(x.content) ? x.content : []))
-      .filter((b) => b.type === 'tool_use').length;
-    const bash = { command: commandFor(taskId), description: 'Append a line to the side-effect file' };
-    const last = toolResultsOf(req).at(-1);
-    if (reason === 'task_routed') {
-      const plan = [
-        toolUse('mcp__prickle__accept_task', { task_id: taskId, note: 'Woken by prickle-runner; on it.' }),
-        toolUse('mcp__prickle__save_checkpoint', { task_id: taskId, progress: 'About to append the line.', decisions: [], files_touched: [], next_steps: ['Append the line.'], open_questions: [] }),
-        toolUse('Bash', bash),
-      ];
-      return done < plan.length ? [plan[done]] : [{ type: 'text', text: 'Waiting for my owner; ending my turn.' }];
+    if (reason === 'result_returned') return [{ type: 'text', text: 'Nothing to review here.' }];
+    const uses = toolUsesOf(req);
+    const results = toolResultsById(req);
+    const used = (name) => uses.some((u) => u.name === `mcp__prickle__${name}`);
+    const got = uses.find((u) => u.name === 'mcp__prickle__get_task');
+    const title = got && results.get(got.id) ? resultText(results.get(got.id)) : '';
+    const resumed = /Prickle woke you again/.test(lastUserText(req));
+    if (!got) {
+      return [toolUse('mcp__prickle__get_task', { task_id: taskId }), toolUse('mcp__prickle__read_room', { project: 'website-v2' })];
     }
-    if (reason === 'step_decided') {
-      if (done === 0) return [toolUse('Bash', bash)];
-      if (done === 1 && last && !last.is_error) {
-        return [toolUse('mcp__prickle__return_result', { task_id: taskId, summary: 'Appended the line once.',
-          evidence: [{ kind: 'test_output', summary: 'The command ran', content: resultText(last) || 'ran' }] })];
-      }
-      return [{ type: 'text', text: 'Done for this run.' }];
+    if (!used('accept_task')) return [toolUse('mcp__prickle__accept_task', { task_id: taskId, note: 'Woken by prickle-runner; on it.' })];
+    if (!used('save_checkpoint')) {
+      return [toolUse('mcp__prickle__save_checkpoint', { task_id: taskId, progress: 'Read the task; about to make the call.', decisions: [],
+        files_touched: [], next_steps: ['Make the call.'], open_questions: [] })];
     }
-    return [{ type: 'text', text: `Nothing to do for ${reason}.` }];
+    if (used('return_result')) return [{ type: 'text', text: 'Result returned; done.' }];
+    const result = (summary, content) => [toolUse('mcp__prickle__return_result', { task_id: taskId, summary,
+      evidence: [{ kind: 'test_output', summary: 'What the run saw', content }] })];
+    if (title.includes('[stall]') && !resumed) {
+      await released; // the run is stopped meanwhile
+      return [{ type: 'text', text: 'Still thinking.' }];
+    }
+    if (title.includes('[no approval]')) return result('Done without a guarded call.', 'nothing to run');
+    const bash = uses.filter((u) => u.name === 'Bash');
+    const call = () => {
+      const b = toolUse('Bash', bashInput(commandFor(taskId)));
+      return title.includes('[parallel]') && bash.length === 0 ? [toolUse('Read', { file_path: '/etc/hostname' }), b] : [b];
+    };
+    if (bash.length === 0) return call();
+    const last = results.get(bash.at(-1).id);
+    if (last && !last.is_error) return result('Appended the line once.', resultText(last) || 'ran');
+    const said = last ? resultText(last) : '';
+    if (/still waiting/.test(said) && !resumed) return [{ type: 'text', text: 'Waiting for my owner; ending my turn.' }];
+    if (/still waiting/.test(said) || !last) return call();
+    return [{ type: 'text', text: `My owner refused; finishing without it: ${said}` }];
   };
+  turn.release = () => { release(); released = new Promise((done) => { release = done; }); };
+  return turn;
 }
 
-/** The tool_result blocks of the model's Bash calls in the runs of taskId woken for reason. */
-export function bashResults(model, taskId, reason) {
-  const reqs = model.requests.filter((r) => promptOf(r).includes(`task ${taskId} (${reason})`) && (r.tools || []).some((t) => t.name === 'Bash'));
-  const uses = new Map(reqs.flatMap((r) => r.messages).filter((m) => m.role === 'assistant').flatMap((m) => (Array.isArray(m.content) ? m.content : []))
-    .filter((b) => b.type === 'tool_use').map((b) => [b.id, b.name]));
+/** The Bash tool_result blocks in the conversations of taskId's runs, each once, in order. */
+export function bashResults(model, taskId) {
+  const reqs = model.requests.filter((r) => promptOf(r).includes(`task ${taskId} (`) && (r.tools || []).some((t) => t.name === 'Bash'));
+  const bash = new Set(reqs.flatMap(toolUsesOf).filter((b) => b.name === 'Bash').map((b) => b.id));
   const seen = new Map();
-  for (const r of reqs) for (const b of toolResultsOf(r)) if (uses.get(b.tool_use_id) === 'Bash') seen.set(b.tool_use_id, b);
+  for (const r of reqs) for (const b of toolResultsById(r).values()) if (bash.has(b.tool_use_id)) seen.set(b.tool_use_id, b);
   return [...seen.values()];
+}
+
+/** The Bash calls the model generated for taskId, each once (by tool_use id), in order. */
+export function bashCalls(model, taskId) {
+  const seen = new Map();
+  for (const r of model.requests.filter((x) => promptOf(x).includes(`task ${taskId} (`))) {
+    for (const b of toolUsesOf(r)) if (b.name === 'Bash') seen.set(b.id, b);
+  }
+  return [...seen.values()];
+}
+
+/** The model request that carries the tool_result of tool_use_id, with the whole conversation before it. */
+export const requestWithResult = (model, toolUseId) => model.requests.find((r) => toolResultsById(r).has(toolUseId));
+
+/** The emails the owner got for steps of taskId (each step's approval link once). */
+export async function stepEmails(base, taskId) {
+  const outbox = await (await fetch(`${base}/dev/outbox.json`)).json();
+  return outbox.filter((m) => m.channel === 'email' && (m.subject || '').includes(taskId) && /^Approve /.test(m.subject || ''));
 }
 
 export const linesOf = (file) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0);

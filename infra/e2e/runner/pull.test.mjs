@@ -4,8 +4,13 @@
 // run has started (POST /runner/ack).
 //
 //   the story, with the runner down when the owner decides: the first run (real Claude Code, the
-//     stand-in model) asks and waits; the runner is stopped; the owner approves in Chromium; a runner
-//     started later claims step_decided and resumes the run; the call runs exactly once;
+//     stand-in model) pauses on its call; the runner is stopped; the owner approves in Chromium; a
+//     runner started later claims step_decided and resumes the same session; the call runs once;
+//   a call made beside another in one message (no pause possible): the model is told to wait and
+//     ends its turn; after the approval the resumed conversation makes the call again, worded afresh,
+//     and it is allowed (the same step: its description is not part of what runs) and runs once;
+//   a runner stopped (Ctrl-C) in the middle of a run, then started again: the wake-up comes back
+//     and the next run resumes the stopped run's session;
 //   two runners polling with the same token: each wake-up starts exactly one run;
 //   a runner killed after claiming, before acknowledging: the wake-up comes back after the
 //     visibility timeout (PRICKLE_WAKE_VISIBILITY_SECONDS on the stack) and another runner runs it once.
@@ -19,7 +24,7 @@ import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, IN_CI, PROJ
 import { connectSdk } from '../lib/sdk.mjs';
 import { startStandIn, resultText } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, runnerBinary, startRunner, claudeProject, modelEnv, wokenModel,
-  bashResults, linesOf, approvalLink, decide, pendingStep } from './harness.mjs';
+  bashResults, bashCalls, requestWithResult, toolUsesOf, stepEmails, linesOf, approvalLink, decide, pendingStep } from './harness.mjs';
 
 const VISIBILITY_S = Number(process.env.PRICKLE_WAKE_VISIBILITY_SECONDS || 120);
 
@@ -38,6 +43,7 @@ describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner kil
   let bin;
   let bob;
   let model;
+  let script;
   let browser;
   const runners = [];
   const sideOf = (taskId) => join(dir, 'work', `side-${taskId}.txt`);
@@ -68,7 +74,8 @@ describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner kil
     dir = mkdtempSync(join(tmpdir(), 'prickle-e2e-pull-'));
     mkdirSync(join(dir, 'work'));
     bin = runnerBinary(dir);
-    model = await startStandIn(wokenModel((taskId) => `echo ran >> ${sideOf(taskId)}`));
+    script = wokenModel((taskId) => `echo ran >> ${sideOf(taskId)}`);
+    model = await startStandIn(script);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
     bob = await connectSdk(stack.url, stack.tokens['bob/reviewer'], 'prickle-e2e-pull');
     admin(['set-wake', '--agent', 'alice/writer', '--pull']);
@@ -99,8 +106,7 @@ describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner kil
     assert.equal(wake.via, 'pull');
     assert.match(wake.delivery, /^wk_\d{13}_[0-9a-f]{16}$/);
     assert.equal(first.checkpoint, 'own');
-    const [denied] = bashResults(model, taskId, 'task_routed');
-    assert.match(resultText(denied), /still waiting/);
+    assert.equal(first.paused, 'Bash', JSON.stringify(first));
     assert.equal(linesOf(sideOf(taskId)), 0, 'the call was not made');
     const step = await pendingStep(admin, taskId);
 
@@ -112,18 +118,76 @@ describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner kil
     const later = await pullRunner('pull-a-later', { [PROJECT]: claudeProject(join(dir, 'work')) });
     const resumed = await later.runEnded(taskId, 'step_decided');
     assert.equal(later.linesFor('wake-up', (l) => l.run === resumed.run)[0].resumes_run, first.run, 'it resumes the run that asked');
+    assert.equal(resumed.session, first.session, 'the runner started again resumes the same session');
+    assert.equal(resumed.resumed, true);
     assert.equal(linesOf(sideOf(taskId)), 1, 'the approved call ran exactly once');
+    assert.deepEqual(bashCalls(model, taskId).map((b) => b.id), [first.paused_call], 'the very call, not generated again');
     assert.equal(resumed.checkpoint, 'own');
+    assert.equal((await stepEmails(base, taskId)).length, 1, 'the owner was asked once');
     const { task } = await call(bob.client, 'get_task', { task_id: taskId });
     assert.equal(task.state, 'verifying');
     assert.equal((await call(bob.client, 'review_result', { task_id: taskId, verdict: 'accept' })).task.state, 'completed');
     await stopped(later);
   });
 
+  test('a call made beside another cannot pause: the model waits, then makes it again worded afresh, and it runs once', async () => {
+    const a = await pullRunner('pull-p', { [PROJECT]: claudeProject(join(dir, 'work')) });
+    const taskId = await handOff('Pull parallel [parallel]');
+    const first = await a.runEnded(taskId, 'task_routed');
+    assert.equal(first.paused, undefined, `a call beside another is not paused on: ${JSON.stringify(first)}`);
+    const [waited] = bashResults(model, taskId);
+    assert.equal(waited.is_error, true);
+    assert.match(resultText(waited), /still waiting/);
+    assert.equal(linesOf(sideOf(taskId)), 0);
+    const step = await pendingStep(admin, taskId);
+    await decide(browser, await approvalLink(base, taskId, step.step_id), '#approve');
+    const resumed = await a.runEnded(taskId, 'step_decided');
+    assert.equal(resumed.session, first.session, 'the same conversation, resumed with a prompt');
+    assert.equal(linesOf(sideOf(taskId)), 1, 'the approved call ran exactly once');
+    const calls = bashCalls(model, taskId);
+    assert.equal(calls.length, 2, 'the model made the call again');
+    assert.equal(calls[0].input.command, calls[1].input.command);
+    assert.notEqual(calls[0].input.description, calls[1].input.description, 'worded afresh');
+    assert.notDeepEqual(Object.keys(calls[0].input), Object.keys(calls[1].input), 'its keys in another order');
+    const ran = bashResults(model, taskId).find((b) => b.tool_use_id === calls[1].id);
+    assert.notEqual(ran.is_error, true, resultText(ran));
+    assert.ok(toolUsesOf(requestWithResult(model, calls[1].id)).some((u) => u.id === calls[0].id), 'in the first run\'s conversation');
+    const steps = admin(['steps', '--task', taskId]);
+    assert.deepEqual(steps.map((x) => [x.step_id, x.status]), [[step.step_id, 'consumed']], 'the reworded call is the same step');
+    assert.equal((await stepEmails(base, taskId)).length, 1, 'the owner was asked once');
+    await stopped(a);
+  });
+
+  test('a runner stopped in the middle of a run, then started again: the wake-up comes back and resumes that session', { timeout: (VISIBILITY_S + 120) * 1000 }, async () => {
+    const a = await pullRunner('pull-s', { [PROJECT]: claudeProject(join(dir, 'work')) });
+    const taskId = await handOff('Pull stopped [stall] [no approval]');
+    const started = await eventually(() => a.linesFor('run start', (l) => l.task === taskId)[0], { timeoutMs: 60000 });
+    assert.ok(started, 'the run started');
+    // The model is stalled after the checkpoint: wait for it, then Ctrl-C the runner mid-run.
+    assert.ok(await eventually(async () => (await call(bob.client, 'get_task', { task_id: taskId })).task.state === 'working', { timeoutMs: 60000 }));
+    await stopped(a);
+    script.release();
+    const cut = a.linesFor('run end', (l) => l.run === started.run)[0];
+    assert.equal(cut.stopped, true, JSON.stringify(cut));
+    assert.equal(a.linesFor('wake-up kept: the run was stopped, so it comes back and resumes its session', (l) => l.run === started.run).length, 1);
+
+    const b = await pullRunner('pull-s-again', { [PROJECT]: claudeProject(join(dir, 'work')) });
+    const again = await b.runEnded(taskId, 'task_routed');
+    const redelivered = b.linesFor('wake-up', (l) => l.run === again.run)[0];
+    assert.equal(redelivered.delivery, a.linesFor('wake-up', (l) => l.run === started.run)[0].delivery, 'the same wake-up came back');
+    assert.equal(again.session, started.session, 'and resumed the stopped run\'s session');
+    assert.equal(again.resumed, true);
+    const { task } = await call(bob.client, 'get_task', { task_id: taskId });
+    assert.equal(task.state, 'verifying', 'the work went on to its result');
+    const resultReq = model.requests.find((r) => toolUsesOf(r).some((u) => u.name === 'mcp__prickle__return_result' && u.input.task_id === taskId));
+    assert.ok(resultReq && toolUsesOf(resultReq).some((u) => u.name === 'mcp__prickle__accept_task'), 'the resumed run continued the stopped one\'s conversation');
+    await stopped(b);
+  });
+
   test('two runners polling with the same agent token: each wake-up starts exactly one run', async () => {
-    const script = 'echo "$PRICKLE_TASK_ID $PRICKLE_RUN_ID" >> "$RUNS_FILE"; sleep 1';
+    const line = 'echo "$PRICKLE_TASK_ID $PRICKLE_RUN_ID" >> "$RUNS_FILE"; sleep 1';
     const runsFile = join(dir, 'work', 'runs-by-both.txt');
-    const project = { '*': { dir: join(dir, 'work'), template: 'command', command: ['sh', '-c', script.replace('$RUNS_FILE', runsFile)] } };
+    const project = { '*': { dir: join(dir, 'work'), template: 'command', command: ['sh', '-c', line.replace('$RUNS_FILE', runsFile)] } };
     const both = [await pullRunner('pull-b1', project), await pullRunner('pull-b2', project)];
     const tasks = [];
     for (let i = 0; i < 4; i++) tasks.push(await handOff(`Pull pair ${i}`));
@@ -140,12 +204,16 @@ describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner kil
     for (const r of both) await stopped(r);
   });
 
-  test('a runner killed after claiming, before acknowledging: the wake-up comes back after the visibility timeout and runs once', { timeout: (VISIBILITY_S + 120) * 1000 }, async () => {
+  test('a runner killed while its run goes and another wake-up waits: both come back after the visibility timeout and each runs once', { timeout: (VISIBILITY_S + 120) * 1000 }, async () => {
     // A task_routed run holds the task (it sleeps); a step_decided wake-up for the same task is then
-    // claimed but waits behind it, unacknowledged, when the runner is killed.
-    const script = `if [ "$PRICKLE_REASON" = task_routed ]; then echo $$ > "pid-$PRICKLE_TASK_ID"; exec sleep 60; fi
+    // claimed but waits behind it when the runner is killed. Neither has ended by itself, so both
+    // come back: the task_routed run (this time it ends at once), then the step_decided one.
+    const commands = `if [ "$PRICKLE_REASON" = task_routed ]; then
+  if [ -f "pid-$PRICKLE_TASK_ID" ]; then echo "$PRICKLE_TASK_ID $PRICKLE_RUN_ID" >> routed-again.txt; exit 0; fi
+  echo $$ > "pid-$PRICKLE_TASK_ID"; exec sleep 60
+fi
 echo "$PRICKLE_TASK_ID $PRICKLE_RUN_ID $PRICKLE_REASON $PRICKLE_RESUMES_RUN" >> resumed.txt`;
-    const project = { '*': { dir: join(dir, 'work'), template: 'command', command: ['sh', '-c', script] } };
+    const project = { '*': { dir: join(dir, 'work'), template: 'command', command: ['sh', '-c', commands] } };
     const c = await pullRunner('pull-c', project);
     const taskId = await handOff('Pull killed');
     await eventually(() => existsSync(join(dir, 'work', `pid-${taskId}`)), { timeoutMs: 30000 });
@@ -165,6 +233,9 @@ echo "$PRICKLE_TASK_ID $PRICKLE_RUN_ID $PRICKLE_REASON $PRICKLE_RESUMES_RUN" >> 
     process.kill(Number(readFileSync(join(dir, 'work', `pid-${taskId}`), 'utf8')), 'SIGKILL'); // and its orphaned run
 
     const d = await pullRunner('pull-d', project);
+    const routedAgain = await d.runEnded(taskId, 'task_routed');
+    assert.equal(d.linesFor('wake-up', (l) => l.run === routedAgain.run)[0].delivery,
+      c.linesFor('wake-up', (l) => l.task === taskId && l.reason === 'task_routed')[0].delivery, 'the killed run\'s wake-up came back');
     const again = await d.runEnded(taskId, 'step_decided');
     const redelivered = d.linesFor('wake-up', (l) => l.run === again.run)[0];
     assert.equal(redelivered.delivery, claimed.delivery, 'the same wake-up');
@@ -175,6 +246,8 @@ echo "$PRICKLE_TASK_ID $PRICKLE_RUN_ID $PRICKLE_REASON $PRICKLE_RESUMES_RUN" >> 
     await sleep(2000);
     const resumedLines = readFileSync(join(dir, 'work', 'resumed.txt'), 'utf8').trim().split('\n').filter((l) => l.startsWith(taskId));
     assert.deepEqual(resumedLines, [`${taskId} ${again.run} step_decided ${step.run_id}`], 'run once, resuming the run that asked');
+    assert.deepEqual(readFileSync(join(dir, 'work', 'routed-again.txt'), 'utf8').trim().split('\n').filter((l) => l.startsWith(taskId)),
+      [`${taskId} ${routedAgain.run}`], 'the killed run\'s wake-up ran once more');
     await stopped(d);
   });
 });

@@ -4,12 +4,14 @@
 // stand-in of the Messages API on loopback (no account, no network). The owner decides in headless
 // Chromium from the link in the dev outbox.
 //
-//   approve: hand_off_task to alice/writer → task_routed reaches the runner → Claude Code accepts,
-//     checkpoints, tries a Bash call outside its allow-list → pending, not run, "still waiting" →
-//     the run ends → the owner approves → step_decided reaches the runner, which resumes the run →
-//     the identical call is allowed and runs exactly once → return_result → the requester accepts;
-//   refuse: the owner's message reaches the model, the call never runs, and the run, which ends
-//     without a checkpoint of its own, gets one from the runner saying how it ended;
+//   approve: hand_off_task to alice/writer → task_routed reaches the runner → Claude Code reads the
+//     task, accepts, checkpoints, tries a Bash call outside its allow-list → pending: the run pauses
+//     on that very call (Prickle's PreToolUse hook defers it) → the owner approves → step_decided
+//     reaches the runner, which resumes the same session with no prompt → Claude Code asks the same
+//     call again (same tool_use_id), it is allowed and runs exactly once, and the model's next
+//     request holds the first run's conversation → return_result → the requester accepts;
+//   refuse: the owner's message reaches the model in the same conversation, the call never runs,
+//     and the run, which ends without a checkpoint of its own, gets one from the runner;
 //   webhook: a bad signature and a stale timestamp get 401; a replayed delivery runs once.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,7 +24,7 @@ import { loadStack, skipUnlessStack, admin, uniq, eventually, IN_CI, PROJECT } f
 import { connectSdk } from '../lib/sdk.mjs';
 import { startStandIn, resultText } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, freePort, runnerBinary, startRunner, claudeProject, modelEnv, wokenModel,
-  bashResults, linesOf, approvalLink, decide, pendingStep } from './harness.mjs';
+  bashResults, bashCalls, requestWithResult, toolUsesOf, stepEmails, linesOf, approvalLink, decide, pendingStep } from './harness.mjs';
 
 const { stack, skipReason: stackSkip } = await loadStack();
 let skipReason = stackSkip;
@@ -95,16 +97,17 @@ describe('prickle-runner, webhook mode: wake-ups start Claude Code, the owner de
 
   let refusedTask;
 
-  test('approved: the runner starts Claude Code, the call waits for the owner, and after the approval it runs exactly once', async () => {
+  test('approved: the run pauses on the call, the owner approves once, and the same session makes that call exactly once', async () => {
     const taskId = await handOff('Runner story');
     const first = await runner.runEnded(taskId, 'task_routed');
     assert.equal(first.exit_code, 0, JSON.stringify(first));
+    assert.equal(first.paused, 'Bash', `the run paused on its Bash call: ${JSON.stringify(first)}`);
+    assert.ok(first.session && first.resumed === false, 'a new session');
     assert.equal(first.checkpoint, 'own', 'the run checkpointed itself, so the runner adds none');
     assert.equal(linesOf(sideOf(taskId)), 0, 'the call was not made');
-    const [denied] = bashResults(model, taskId, 'task_routed');
-    assert.ok(denied, 'the model got a tool_result for its Bash call');
-    assert.equal(denied.is_error, true);
-    assert.match(resultText(denied), /still waiting/);
+    assert.deepEqual(bashResults(model, taskId), [], 'paused: the model was told nothing yet');
+    const [asked] = bashCalls(model, taskId);
+    assert.equal(first.paused_call, asked.id, 'it paused on the very call the model made');
     const step = await pendingStep(admin, taskId);
     assert.equal(step.input.command, `echo ran >> ${sideOf(taskId)}`);
     assert.equal(step.run_id, first.run);
@@ -113,20 +116,27 @@ describe('prickle-runner, webhook mode: wake-ups start Claude Code, the owner de
     assert.equal(runner.linesFor('wake-up', (l) => l.task === taskId && l.reason === 'task_routed' && l.via === 'webhook').length, 1);
     assert.ok(existsSync(first.log) && statSync(first.log).size > 0, `the run's log ${first.log}`);
     assert.equal((statSync(first.log).mode & 0o777), 0o600);
-    assert.match(readFileSync(first.log, 'utf8'), /permission_denials/);
+    assert.match(readFileSync(first.log, 'utf8'), /"stop_reason":"tool_deferred"/);
     assert.deepEqual(readdirSync(join(dir, 'logs', 'mcp')), [], 'the run\'s MCP config (with its token) was removed');
 
     await decide(browser, await approvalLink(base, taskId, step.step_id), '#approve');
     const resumed = await runner.runEnded(taskId, 'step_decided');
     const wake = runner.linesFor('wake-up', (l) => l.run === resumed.run)[0];
     assert.equal(wake.resumes_run, first.run, 'the wake-up resumes the run that asked');
+    assert.equal(resumed.session, first.session, 'the same session');
+    assert.equal(resumed.resumed, true);
     assert.equal(resumed.exit_code, 0, JSON.stringify(resumed));
     assert.equal(resumed.checkpoint, 'own', 'return_result counts as the run\'s own');
     assert.equal(linesOf(sideOf(taskId)), 1, 'the approved call ran exactly once');
-    const [allowed] = bashResults(model, taskId, 'step_decided');
+    assert.deepEqual(bashCalls(model, taskId).map((b) => b.id), [asked.id], 'the call was not generated again');
+    const [allowed] = bashResults(model, taskId);
+    assert.equal(allowed.tool_use_id, asked.id);
     assert.notEqual(allowed.is_error, true, resultText(allowed));
-    const consumed = admin(['steps', '--task', taskId]).find((x) => x.step_id === step.step_id);
-    assert.equal(consumed.status, 'consumed');
+    const after = requestWithResult(model, asked.id);
+    assert.ok(toolUsesOf(after).some((u) => u.name === 'mcp__prickle__accept_task'), 'the request after the call holds the first run\'s conversation');
+    const steps = admin(['steps', '--task', taskId]);
+    assert.deepEqual(steps.map((x) => [x.step_id, x.status]), [[step.step_id, 'consumed']], 'one step, used once');
+    assert.equal((await stepEmails(base, taskId)).length, 1, 'the owner was asked once');
 
     const { task } = await call(bob.client, 'get_task', { task_id: taskId });
     assert.equal(task.state, 'verifying');
@@ -135,17 +145,21 @@ describe('prickle-runner, webhook mode: wake-ups start Claude Code, the owner de
     assert.equal(reviewed.task.state, 'completed');
   });
 
-  test('refused: the owner\'s message reaches the model, the call never runs, and the runner checkpoints how the run ended', async () => {
+  test('refused: the owner\'s message reaches the model in the same conversation, the call never runs, and the runner checkpoints how the run ended', async () => {
     const taskId = await handOff('Runner refusal');
     refusedTask = taskId;
-    await runner.runEnded(taskId, 'task_routed');
+    const first = await runner.runEnded(taskId, 'task_routed');
+    assert.equal(first.paused, 'Bash');
     const step = await pendingStep(admin, taskId);
     await decide(browser, await approvalLink(base, taskId, step.step_id), '#refuse', 'Not that file: use the report instead.');
     const resumed = await runner.runEnded(taskId, 'step_decided');
+    assert.equal(resumed.session, first.session);
     assert.equal(linesOf(sideOf(taskId)), 0, 'the refused call never ran');
-    const [denied] = bashResults(model, taskId, 'step_decided');
+    const [denied] = bashResults(model, taskId);
+    assert.equal(denied.tool_use_id, first.paused_call);
     assert.equal(denied.is_error, true);
     assert.match(resultText(denied), /Not that file: use the report instead\./);
+    assert.ok(toolUsesOf(requestWithResult(model, denied.tool_use_id)).some((u) => u.name === 'mcp__prickle__accept_task'), 'in the same conversation');
     assert.equal(resumed.checkpoint, 'saved by the runner');
     const { task } = await call(bob.client, 'get_task', { task_id: taskId });
     assert.match(task.latest_checkpoint.progress, new RegExp(`^prickle-runner: run ${resumed.run} \\(step_decided\\) exited with status 0 after \\d+s without return_result or a checkpoint of its own\\.$`));
@@ -153,6 +167,8 @@ describe('prickle-runner, webhook mode: wake-ups start Claude Code, the owner de
     const rec = records.find((r) => r.run_id === resumed.run);
     assert.equal(rec.exit.code, 0);
     assert.equal(rec.checkpoint, 'saved by the runner');
+    assert.equal(rec.session, first.session);
+    assert.equal(rec.resumed, true);
   });
 
   test('webhook: a bad signature and a stale timestamp get 401; a replayed delivery runs once', async () => {

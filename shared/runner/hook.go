@@ -1,0 +1,227 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The hook: Claude Code runs `prickle-runner hook` before every tool call of
+// a woken run (PreToolUse, installed by the claude template). A call of a
+// tool in the run's allow-list passes untouched; any other is asked of the
+// owner with request_step and the run's token, and the answer decides:
+//
+//   - allowed → the call runs (with the input the owner allowed);
+//   - refused → the call is denied with the owner's message;
+//   - still waiting → the run pauses on this very call ("defer"): Claude Code
+//     ends the run, and the runner resumes the session when the owner
+//     decides, which asks the same call (same tool_use_id, same input) again.
+//
+// Claude Code pauses only on a message with one tool call; a call made
+// beside others is denied with request_step's "still waiting" instead, and
+// the resumed conversation is told the asked call to make again.
+
+// HookInput is the part of Claude Code's PreToolUse hook input the hook reads.
+type HookInput struct {
+	Event          string          `json:"hook_event_name"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolUseID      string          `json:"tool_use_id"`
+	SessionID      string          `json:"session_id"`
+	TranscriptPath string          `json:"transcript_path"`
+}
+
+// StepAnswer is request_step's answer to a permission layer.
+type StepAnswer struct {
+	Behavior     string          `json:"behavior"`
+	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
+	Message      string          `json:"message,omitempty"`
+	StepID       string          `json:"step_id"`
+	Status       string          `json:"status"`
+}
+
+// Asker asks the owner about a call with a run's token.
+type Asker interface {
+	RequestStep(ctx context.Context, token, toolName string, input json.RawMessage, toolUseID string) (StepAnswer, error)
+}
+
+// hookOutput is Claude Code's PreToolUse answer.
+type hookOutput struct {
+	HookSpecificOutput struct {
+		HookEventName string          `json:"hookEventName"`
+		Decision      string          `json:"permissionDecision"`
+		Reason        string          `json:"permissionDecisionReason"`
+		UpdatedInput  json.RawMessage `json:"updatedInput,omitempty"`
+	} `json:"hookSpecificOutput"`
+}
+
+// HookEnv is what the hook reads of the run's environment.
+type HookEnv struct {
+	RunToken   string
+	Allowed    []string
+	SessionDir string
+}
+
+// HookEnvFrom reads the run's PRICKLE_* variables.
+func HookEnvFrom(getenv func(string) string) HookEnv {
+	var allowed []string
+	if a := getenv("PRICKLE_ALLOWED_TOOLS"); a != "" {
+		allowed = strings.Split(a, ",")
+	}
+	return HookEnv{RunToken: getenv("PRICKLE_RUN_TOKEN"), Allowed: allowed, SessionDir: getenv("PRICKLE_SESSION_DIR")}
+}
+
+// Hook is `prickle-runner hook`: one PreToolUse call of the run whose
+// environment getenv reads, asked of Prickle at its PRICKLE_MCP_URL.
+func Hook(ctx context.Context, in io.Reader, out io.Writer, getenv func(string) string) error {
+	asker := &MCPTasks{URL: getenv("PRICKLE_MCP_URL"), HTTP: &http.Client{Timeout: (hookTimeoutSeconds - 10) * time.Second}}
+	return RunHook(ctx, in, out, HookEnvFrom(getenv), asker)
+}
+
+// maxHookInput bounds the hook's input: a step's input is at most 64 KiB.
+const maxHookInput = 1 << 20
+
+// RunHook answers one PreToolUse call: it reads the input from in and
+// writes the decision to out; nothing for a call it lets pass.
+func RunHook(ctx context.Context, in io.Reader, out io.Writer, env HookEnv, asker Asker) error {
+	b, err := io.ReadAll(io.LimitReader(in, maxHookInput+1))
+	if err != nil {
+		return fmt.Errorf("hook: read input: %w", err)
+	}
+	var h HookInput
+	if len(b) > maxHookInput {
+		return writeHook(out, "deny", fmt.Sprintf("prickle-runner: the call's input is over %d bytes; it was not asked and not made", maxHookInput), nil)
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		return writeHook(out, "deny", "prickle-runner: the hook's input is not JSON; the call was not made", nil)
+	}
+	if h.Event != "" && h.Event != "PreToolUse" {
+		return nil
+	}
+	if allowListed(h.ToolName, env.Allowed) {
+		return nil // Claude Code's own check decides: the allow-list names this tool
+	}
+	if env.RunToken == "" {
+		return writeHook(out, "deny", "prickle-runner: this run has no run token (PRICKLE_RUN_TOKEN); nothing can be asked of your owner, so the call was not made", nil)
+	}
+	input := h.ToolInput
+	if len(input) == 0 {
+		input = json.RawMessage(`{}`)
+	}
+	ask, cancel := context.WithTimeout(ctx, (hookTimeoutSeconds-10)*time.Second)
+	defer cancel()
+	a, err := asker.RequestStep(ask, env.RunToken, h.ToolName, input, h.ToolUseID)
+	if err != nil {
+		return writeHook(out, "deny", clip("prickle-runner could not ask your owner ("+err.Error()+"); the call was not made. Checkpoint and end your turn.", 1000), nil)
+	}
+	if env.SessionDir != "" {
+		// Best effort: a resume that cannot pause quotes this call.
+		_ = SaveAsked(env.SessionDir, Asked{Call: Call{ToolUseID: h.ToolUseID, Name: h.ToolName, Input: input}, StepID: a.StepID, Status: a.Status, At: time.Now().UTC()})
+	}
+	switch {
+	case a.Behavior == "allow":
+		return writeHook(out, "allow", a.Message, a.UpdatedInput)
+	case a.Status == "pending" && soleCall(h.TranscriptPath, h.ToolUseID):
+		return writeHook(out, "defer", a.Message, nil)
+	}
+	return writeHook(out, "deny", a.Message, nil)
+}
+
+// allowListed reports whether the run's allow-list names the tool: by name
+// (`Read`), by a rule for it (`Bash(npm test:*)`, which Claude Code's own
+// check applies: a call outside the rule goes to the permission prompt tool,
+// which asks the owner without pausing), or by its MCP server (`mcp__github`).
+func allowListed(tool string, allowed []string) bool {
+	for _, a := range allowed {
+		if a == tool || strings.HasPrefix(a, tool+"(") || (strings.HasPrefix(a, "mcp__") && strings.HasPrefix(tool, a+"__")) {
+			return true
+		}
+	}
+	return false
+}
+
+func writeHook(out io.Writer, decision, reason string, updated json.RawMessage) error {
+	var o hookOutput
+	o.HookSpecificOutput.HookEventName = "PreToolUse"
+	o.HookSpecificOutput.Decision = decision
+	o.HookSpecificOutput.Reason = reason
+	o.HookSpecificOutput.UpdatedInput = updated
+	b, err := json.Marshal(o)
+	if err != nil {
+		return fmt.Errorf("hook: encode answer: %w", err)
+	}
+	_, err = out.Write(append(b, '\n'))
+	return err
+}
+
+// maxTranscriptTail is how much of the end of a session's transcript the
+// hook reads to find the message its call belongs to.
+const maxTranscriptTail = 8 << 20
+
+// soleCall reports whether the call toolUseID is the only tool call of its
+// model message, read from the session's transcript (JSON lines; each
+// content block of a message is a line with the message's id). Only then
+// can Claude Code pause on it: with several, it drops the others on resume.
+// Unknown (no transcript, call not found) is false: never risk a call.
+func soleCall(transcript, toolUseID string) bool {
+	if transcript == "" || toolUseID == "" {
+		return false
+	}
+	f, err := os.Open(transcript)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > maxTranscriptTail {
+		if _, err := f.Seek(-maxTranscriptTail, io.SeekEnd); err != nil {
+			return false
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxTranscriptTail))
+	if err != nil {
+		return false
+	}
+	type block struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+	}
+	type entry struct {
+		Type    string `json:"type"`
+		Message struct {
+			ID      string          `json:"id"`
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	calls := map[string][]string{} // message id → its tool_use ids
+	message := ""
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if !bytes.Contains(line, []byte(`"tool_use"`)) {
+			continue
+		}
+		var e entry
+		if json.Unmarshal(line, &e) != nil || e.Type != "assistant" || e.Message.ID == "" {
+			continue
+		}
+		var blocks []block
+		if json.Unmarshal(e.Message.Content, &blocks) != nil {
+			continue
+		}
+		for _, bl := range blocks {
+			if bl.Type != "tool_use" || slices.Contains(calls[e.Message.ID], bl.ID) {
+				continue
+			}
+			calls[e.Message.ID] = append(calls[e.Message.ID], bl.ID)
+			if bl.ID == toolUseID {
+				message = e.Message.ID
+			}
+		}
+	}
+	return message != "" && len(calls[message]) == 1
+}
