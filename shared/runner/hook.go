@@ -128,7 +128,7 @@ func RunHook(ctx context.Context, in io.Reader, out io.Writer, env HookEnv, aske
 	switch {
 	case a.Behavior == "allow":
 		return writeHook(out, "allow", a.Message, a.UpdatedInput)
-	case a.Status == "pending" && soleCall(h.TranscriptPath, h.ToolUseID):
+	case a.Status == "pending" && soleCall(ctx, h.TranscriptPath, h.ToolUseID):
 		return writeHook(out, "defer", a.Message, nil)
 	}
 	return writeHook(out, "deny", a.Message, nil)
@@ -165,28 +165,54 @@ func writeHook(out io.Writer, decision, reason string, updated json.RawMessage) 
 // hook reads to find the message its call belongs to.
 const maxTranscriptTail = 8 << 20
 
+// transcriptWait bounds how long the hook waits for Claude Code to write
+// the call's message to the session's transcript (it writes it as the
+// hook starts, and a loaded machine delays it), and transcriptPoll is how
+// often it looks.
+const (
+	transcriptWait = 5 * time.Second
+	transcriptPoll = 50 * time.Millisecond
+)
+
 // soleCall reports whether the call toolUseID is the only tool call of its
 // model message, read from the session's transcript (JSON lines; each
-// content block of a message is a line with the message's id). Only then
-// can Claude Code pause on it: with several, it drops the others on resume.
-// Unknown (no transcript, call not found) is false: never risk a call.
-func soleCall(transcript, toolUseID string) bool {
+// content block of a complete message is a line with the message's id).
+// Only then can Claude Code pause on it: with several, it drops the others
+// on resume. Unknown (no transcript, the call not written within
+// transcriptWait) is false: never risk a call.
+func soleCall(ctx context.Context, transcript, toolUseID string) bool {
 	if transcript == "" || toolUseID == "" {
 		return false
 	}
+	deadline := time.Now().Add(transcriptWait)
+	for {
+		calls, found := callsOfMessage(transcript, toolUseID)
+		if found {
+			return calls == 1
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(transcriptPoll)
+	}
+}
+
+// callsOfMessage counts the tool calls of the model message that holds
+// toolUseID in the transcript; found is false when no message holds it yet.
+func callsOfMessage(transcript, toolUseID string) (calls int, found bool) {
 	f, err := os.Open(transcript)
 	if err != nil {
-		return false
+		return 0, false
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.Size() > maxTranscriptTail {
 		if _, err := f.Seek(-maxTranscriptTail, io.SeekEnd); err != nil {
-			return false
+			return 0, false
 		}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxTranscriptTail))
 	if err != nil {
-		return false
+		return 0, false
 	}
 	type block struct {
 		Type string `json:"type"`
@@ -199,7 +225,7 @@ func soleCall(transcript, toolUseID string) bool {
 			Content json.RawMessage `json:"content"`
 		} `json:"message"`
 	}
-	calls := map[string][]string{} // message id → its tool_use ids
+	ids := map[string][]string{} // message id → its tool_use ids
 	message := ""
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
 		if !bytes.Contains(line, []byte(`"tool_use"`)) {
@@ -214,14 +240,17 @@ func soleCall(transcript, toolUseID string) bool {
 			continue
 		}
 		for _, bl := range blocks {
-			if bl.Type != "tool_use" || slices.Contains(calls[e.Message.ID], bl.ID) {
+			if bl.Type != "tool_use" || slices.Contains(ids[e.Message.ID], bl.ID) {
 				continue
 			}
-			calls[e.Message.ID] = append(calls[e.Message.ID], bl.ID)
+			ids[e.Message.ID] = append(ids[e.Message.ID], bl.ID)
 			if bl.ID == toolUseID {
 				message = e.Message.ID
 			}
 		}
 	}
-	return message != "" && len(calls[message]) == 1
+	if message == "" {
+		return 0, false
+	}
+	return len(ids[message]), true
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeAsker answers request_step as Prickle would, recording what it was asked.
@@ -121,5 +122,30 @@ func TestHookWithoutARunToken(t *testing.T) {
 	}
 	if len(a.asked) != 0 || !strings.Contains(out.String(), `"permissionDecision":"deny"`) {
 		t.Errorf("asked %q, output %s", a.asked, out.String())
+	}
+}
+
+// Claude Code writes the call's message to the transcript as the hook
+// starts; on a loaded machine it comes a moment later, and the run still
+// pauses on a call that is its message's only one.
+func TestHookWaitsForTheTranscript(t *testing.T) {
+	written := transcript(t, "toolu_9")
+	b, err := os.ReadFile(written)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := filepath.Join(t.TempDir(), "late.jsonl")
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_ = os.WriteFile(late, b, 0o600)
+	}()
+	a := &fakeAsker{answer: StepAnswer{Behavior: "deny", Status: "pending", StepID: "stp_9", Message: "still waiting"}}
+	var out bytes.Buffer
+	in := `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"x"},"tool_use_id":"toolu_9","transcript_path":"` + late + `"}`
+	if err := RunHook(context.Background(), strings.NewReader(in), &out, HookEnv{RunToken: "prk_r_run"}, a); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"permissionDecision":"defer"`) {
+		t.Errorf("answer %s, want defer once the transcript shows the call alone", out.String())
 	}
 }

@@ -170,6 +170,27 @@ func TestSameCallFindsTheSameStep(t *testing.T) {
 	}
 }
 
+// A model words a call afresh each time it generates it: the resumed run's
+// Bash call with another description is the approved step, used once, and
+// the owner allowed what runs (the stored input comes back as updatedInput).
+func TestARewordedCallIsTheApprovedStep(t *testing.T) {
+	r := newStepRoom(t)
+	asked := r.ask(r.run, push(`{"command":"git push origin main","description":"Publish the reviewed branch"}`))
+	r.decide(asked.StepID, true, "")
+	in := push(`{"description":"Push the branch to origin","command":"git push origin main"}`)
+	in.ToolUseID = "toolu_02"
+	got := r.ask(run(bob, r.task.ID, "run_2", "run_1"), in)
+	wantAnswer(t, got, asked.StepID, step.Consumed, "allow", "allowed: make exactly that call, once, now")
+	if string(got.UpdatedInput) != `{"command":"git push origin main","description":"Publish the reviewed branch"}` {
+		t.Errorf("updatedInput %s, want the input the owner approved", got.UpdatedInput)
+	}
+	// What runs changed: another step, asked of the owner.
+	forced := push(`{"command":"git push --force origin main","description":"Push the branch to origin"}`)
+	if other := r.ask(run(bob, r.task.ID, "run_2", "run_1"), forced); other.StepID == asked.StepID || other.Status != step.Pending {
+		t.Errorf("a changed command = %+v, want a new pending step", other)
+	}
+}
+
 func TestDifferentInputWithdrawsThePendingStep(t *testing.T) {
 	r := newStepRoom(t)
 	first := r.ask(r.run, push(pushInput))

@@ -142,12 +142,19 @@ export function wokenModel(commandFor) {
   let seq = 0;
   let release;
   let released = new Promise((done) => { release = done; });
-  const toolUse = (name, input) => ({ type: 'tool_use', id: `toolu_runner_${Date.now().toString(36)}_${++seq}`, name, input });
+  const generated = []; // every call the model wrote: {taskId, id, name, input (as written: Claude Code's echo may reorder keys)}
+  let current = '';
+  const toolUse = (name, input) => {
+    const id = `toolu_runner_${Date.now().toString(36)}_${++seq}`;
+    generated.push({ taskId: current, id, name, input: JSON.stringify(input) });
+    return { type: 'tool_use', id, name, input };
+  };
   const turn = async (req) => {
     if (!(req.tools || []).some((t) => t.name === 'Bash')) return [{ type: 'text', text: 'Prickle stand-in.' }];
     const m = /task (\S+) \((\w+)\)/.exec(promptOf(req));
     if (!m) return [{ type: 'text', text: 'No task in the prompt.' }];
     const [, taskId, reason] = m;
+    current = taskId;
     if (reason === 'result_returned') return [{ type: 'text', text: 'Nothing to review here.' }];
     const uses = toolUsesOf(req);
     const results = toolResultsById(req);
@@ -185,6 +192,8 @@ export function wokenModel(commandFor) {
     return [{ type: 'text', text: `My owner refused; finishing without it: ${said}` }];
   };
   turn.release = () => { release(); released = new Promise((done) => { release = done; }); };
+  /** The Bash calls the model wrote for taskId, in order: {id, input} with the input's keys as written. */
+  turn.bashCalls = (taskId) => generated.filter((g) => g.taskId === taskId && g.name === 'Bash').map((g) => ({ id: g.id, input: JSON.parse(g.input), written: g.input }));
   return turn;
 }
 
@@ -194,15 +203,6 @@ export function bashResults(model, taskId) {
   const bash = new Set(reqs.flatMap(toolUsesOf).filter((b) => b.name === 'Bash').map((b) => b.id));
   const seen = new Map();
   for (const r of reqs) for (const b of toolResultsById(r).values()) if (bash.has(b.tool_use_id)) seen.set(b.tool_use_id, b);
-  return [...seen.values()];
-}
-
-/** The Bash calls the model generated for taskId, each once (by tool_use id), in order. */
-export function bashCalls(model, taskId) {
-  const seen = new Map();
-  for (const r of model.requests.filter((x) => promptOf(x).includes(`task ${taskId} (`))) {
-    for (const b of toolUsesOf(r)) if (b.name === 'Bash') seen.set(b.id, b);
-  }
   return [...seen.values()];
 }
 

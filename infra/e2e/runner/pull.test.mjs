@@ -14,7 +14,7 @@
 //   two runners polling with the same token: each wake-up starts exactly one run;
 //   a runner killed after claiming, before acknowledging: the wake-up comes back after the
 //     visibility timeout (PRICKLE_WAKE_VISIBILITY_SECONDS on the stack) and another runner runs it once.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +24,7 @@ import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, IN_CI, PROJ
 import { connectSdk } from '../lib/sdk.mjs';
 import { startStandIn, resultText } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, runnerBinary, startRunner, claudeProject, modelEnv, wokenModel,
-  bashResults, bashCalls, requestWithResult, toolUsesOf, stepEmails, linesOf, approvalLink, decide, pendingStep } from './harness.mjs';
+  bashResults, requestWithResult, toolUsesOf, stepEmails, linesOf, approvalLink, decide, pendingStep } from './harness.mjs';
 
 const VISIBILITY_S = Number(process.env.PRICKLE_WAKE_VISIBILITY_SECONDS || 120);
 
@@ -81,6 +81,9 @@ describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner kil
     admin(['set-wake', '--agent', 'alice/writer', '--pull']);
   });
 
+  // A test that failed leaves no runner claiming the next test's wake-ups.
+  afterEach(async () => { for (const r of runners) await r.stop(); });
+
   after(async () => {
     for (const r of runners) await r.stop();
     if (stack) admin(['set-wake', '--agent', 'alice/writer', '--url', `${base}/dev/wake/alice/writer`]);
@@ -121,7 +124,7 @@ describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner kil
     assert.equal(resumed.session, first.session, 'the runner started again resumes the same session');
     assert.equal(resumed.resumed, true);
     assert.equal(linesOf(sideOf(taskId)), 1, 'the approved call ran exactly once');
-    assert.deepEqual(bashCalls(model, taskId).map((b) => b.id), [first.paused_call], 'the very call, not generated again');
+    assert.deepEqual(script.bashCalls(taskId).map((b) => b.id), [first.paused_call], 'the very call, not generated again');
     assert.equal(resumed.checkpoint, 'own');
     assert.equal((await stepEmails(base, taskId)).length, 1, 'the owner was asked once');
     const { task } = await call(bob.client, 'get_task', { task_id: taskId });
@@ -144,7 +147,7 @@ describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner kil
     const resumed = await a.runEnded(taskId, 'step_decided');
     assert.equal(resumed.session, first.session, 'the same conversation, resumed with a prompt');
     assert.equal(linesOf(sideOf(taskId)), 1, 'the approved call ran exactly once');
-    const calls = bashCalls(model, taskId);
+    const calls = script.bashCalls(taskId);
     assert.equal(calls.length, 2, 'the model made the call again');
     assert.equal(calls[0].input.command, calls[1].input.command);
     assert.notEqual(calls[0].input.description, calls[1].input.description, 'worded afresh');

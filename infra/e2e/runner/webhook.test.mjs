@@ -24,7 +24,7 @@ import { loadStack, skipUnlessStack, admin, uniq, eventually, IN_CI, PROJECT } f
 import { connectSdk } from '../lib/sdk.mjs';
 import { startStandIn, resultText } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, freePort, runnerBinary, startRunner, claudeProject, modelEnv, wokenModel,
-  bashResults, bashCalls, requestWithResult, toolUsesOf, stepEmails, linesOf, approvalLink, decide, pendingStep } from './harness.mjs';
+  bashResults, requestWithResult, toolUsesOf, stepEmails, linesOf, approvalLink, decide, pendingStep } from './harness.mjs';
 
 const { stack, skipReason: stackSkip } = await loadStack();
 let skipReason = stackSkip;
@@ -40,6 +40,7 @@ describe('prickle-runner, webhook mode: wake-ups start Claude Code, the owner de
   let dir;
   let bob;
   let model;
+  let script;
   let browser;
   let runner;
   let secret;
@@ -57,7 +58,8 @@ describe('prickle-runner, webhook mode: wake-ups start Claude Code, the owner de
     dir = mkdtempSync(join(tmpdir(), 'prickle-e2e-runner-'));
     mkdirSync(join(dir, 'work'));
     const bin = runnerBinary(dir);
-    model = await startStandIn(wokenModel((taskId) => `echo ran >> ${sideOf(taskId)}`));
+    script = wokenModel((taskId) => `echo ran >> ${sideOf(taskId)}`);
+    model = await startStandIn(script);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
     bob = await connectSdk(stack.url, stack.tokens['bob/reviewer'], 'prickle-e2e-runner');
 
@@ -106,7 +108,7 @@ describe('prickle-runner, webhook mode: wake-ups start Claude Code, the owner de
     assert.equal(first.checkpoint, 'own', 'the run checkpointed itself, so the runner adds none');
     assert.equal(linesOf(sideOf(taskId)), 0, 'the call was not made');
     assert.deepEqual(bashResults(model, taskId), [], 'paused: the model was told nothing yet');
-    const [asked] = bashCalls(model, taskId);
+    const [asked] = script.bashCalls(taskId);
     assert.equal(first.paused_call, asked.id, 'it paused on the very call the model made');
     const step = await pendingStep(admin, taskId);
     assert.equal(step.input.command, `echo ran >> ${sideOf(taskId)}`);
@@ -128,7 +130,7 @@ describe('prickle-runner, webhook mode: wake-ups start Claude Code, the owner de
     assert.equal(resumed.exit_code, 0, JSON.stringify(resumed));
     assert.equal(resumed.checkpoint, 'own', 'return_result counts as the run\'s own');
     assert.equal(linesOf(sideOf(taskId)), 1, 'the approved call ran exactly once');
-    assert.deepEqual(bashCalls(model, taskId).map((b) => b.id), [asked.id], 'the call was not generated again');
+    assert.deepEqual(script.bashCalls(taskId).map((b) => b.id), [asked.id], 'the call was not generated again');
     const [allowed] = bashResults(model, taskId);
     assert.equal(allowed.tool_use_id, asked.id);
     assert.notEqual(allowed.is_error, true, resultText(allowed));
