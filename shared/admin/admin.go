@@ -97,7 +97,7 @@ func (a *Admin) MintAgentToken(ctx context.Context, agentID string) (string, err
 	if _, err := a.Store.Agent(ctx, agentID); err != nil {
 		return "", fmt.Errorf("agent %s: %w", agentID, err)
 	}
-	return a.mint(ctx, identity.Token{Kind: identity.KindAgent, Agent: agentID})
+	return a.mint(ctx, ByOperator, identity.Token{Kind: identity.KindAgent, Agent: agentID})
 }
 
 // RevokeAgentTokens revokes every token of an agent, run tokens included.
@@ -108,7 +108,7 @@ func (a *Admin) RevokeAgentTokens(ctx context.Context, agentID string) (int, err
 	}
 	now := a.Now().UTC()
 	err = a.auditAgent(ctx, agentID, "", func(project string) audit.Entry {
-		return audit.Entry{At: now, Project: project, Action: audit.TokensRevoked, Actor: "operator", Via: audit.ViaAdmin,
+		return audit.Entry{At: now, Project: project, Action: audit.TokensRevoked, Actor: ByOperator.Actor, Via: ByOperator.Via,
 			Detail: fmt.Sprintf("%d tokens of %s revoked", n, agentID), Key: "tokens#" + agentID + "#" + now.Format(time.RFC3339Nano)}
 	})
 	return n, err
@@ -129,9 +129,10 @@ type Run struct {
 var ErrNoRun = errors.New("no run can start")
 
 // StartRun mints a run token bound to (agent, task, run), as Prickle does
-// when it wakes an agent's run; resumes names the run this one continues.
-// The agent is the task's assignee, or its requester (woken to review a result).
-func (a *Admin) StartRun(ctx context.Context, agentID, taskID, resumes string) (Run, error) {
+// when it wakes an agent's run; resumes names the run this one continues,
+// and by who mints it (the audit trail says so). The agent is the task's
+// assignee, or its requester (woken to review a result).
+func (a *Admin) StartRun(ctx context.Context, by Minter, agentID, taskID, resumes string) (Run, error) {
 	t, err := a.Store.Task(ctx, taskID)
 	if errors.Is(err, team.ErrNotFound) {
 		return Run{}, fmt.Errorf("task %s: %w: %w", taskID, ErrNoRun, err)
@@ -147,14 +148,14 @@ func (a *Admin) StartRun(ctx context.Context, agentID, taskID, resumes string) (
 	}
 	runID := team.RandomID("run_")
 	exp := a.Now().UTC().Add(RunTokenLifetime)
-	secret, err := a.mint(ctx, identity.Token{Kind: identity.KindRun, Agent: agentID, TaskID: taskID, RunID: runID, ResumesRun: resumes, ExpiresAt: &exp})
+	secret, err := a.mint(ctx, by, identity.Token{Kind: identity.KindRun, Agent: agentID, TaskID: taskID, RunID: runID, ResumesRun: resumes, ExpiresAt: &exp})
 	if err != nil {
 		return Run{}, err
 	}
 	return Run{RunID: runID, RunToken: secret, TaskID: taskID, Agent: agentID, ResumesRun: resumes}, nil
 }
 
-func (a *Admin) mint(ctx context.Context, t identity.Token) (string, error) {
+func (a *Admin) mint(ctx context.Context, by Minter, t identity.Token) (string, error) {
 	secret, err := identity.NewSecret(t.Kind)
 	if err != nil {
 		return "", err
@@ -173,7 +174,10 @@ func (a *Admin) mint(ctx context.Context, t identity.Token) (string, error) {
 				detail += fmt.Sprintf(" resuming %s", t.ResumesRun)
 			}
 		}
-		return audit.Entry{At: t.CreatedAt, Project: project, Action: audit.TokenMinted, Actor: "operator", Via: audit.ViaAdmin,
+		if by.For != "" {
+			detail += "; " + by.For
+		}
+		return audit.Entry{At: t.CreatedAt, Project: project, Action: audit.TokenMinted, Actor: by.Actor, Via: by.Via,
 			TaskID: t.TaskID, Detail: detail, Key: "token#" + t.Hash[:16]}
 	})
 	if err != nil {

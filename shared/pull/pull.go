@@ -246,7 +246,7 @@ func (h *Handler) claimOnce(ctx context.Context, agent string, limit int) ([]Wak
 		if !won {
 			continue
 		}
-		run, err := h.cfg.Runs.StartRun(ctx, agent, p.TaskID, p.ResumesRun)
+		run, err := h.cfg.Runs.StartRun(ctx, admin.ByClaim(p.ID, agent, p.Reason), agent, p.TaskID, p.ResumesRun)
 		if errors.Is(err, admin.ErrNoRun) {
 			h.cfg.Log.InfoContext(ctx, "wake-up has no run to start; done", "caller", agent, "wakeup", p.ID, "why", err.Error())
 			if err := h.cfg.Queue.AckWakeup(ctx, agent, p.ID, wakeup.ClaimHash(claim), now); err != nil {

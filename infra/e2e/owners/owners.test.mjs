@@ -217,7 +217,12 @@ describe('owners at ease: grants, budgets and the audit trail end to end', { ski
     assert.deepEqual(times, [...times].sort((a, b) => a - b), 'in time order');
     assert.deepEqual(mine.filter((r) => ['hand_off', 'accept', 'checkpoint'].includes(r.action)).map((r) => `${r.action} ${r.actor}`),
       ['hand_off bob/reviewer', 'accept alice/builder', 'checkpoint alice/builder']);
-    assert.ok(mine.filter((r) => r.action === 'token_minted' && /run token/.test(r.detail)).length >= 2, 'the run tokens are in the trail');
+    const minted = mine.filter((r) => r.action === 'token_minted' && /run token/.test(r.detail));
+    assert.ok(minted.length >= 2, 'the run tokens are in the trail');
+    for (const r of minted) {
+      assert.deepEqual([r.actor, r.via], ['prickle', 'wake-up webhook'], `a wake-up's run token is Prickle's, not an operator's: ${JSON.stringify(r)}`);
+      assert.match(r.detail, /; woken by event .+ for (task_routed|step_decided)$/, 'and says which event woke the run');
+    }
     assert.ok(!csvText.includes('prk_'), 'no token secret in the trail');
     const json = await (await alice.request.get(`${base}/p/${PROJECT}/audit.json`)).json();
     assert.equal(json.length, rows.length, 'the JSON has the same entries as the CSV');
