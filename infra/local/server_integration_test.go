@@ -64,6 +64,22 @@ func startStack(t *testing.T) liveStack {
 	return liveStack{env: env, addr: ln.Addr().String(), port: port}
 }
 
+// send opens a connection to the stack and writes raw, the start of a
+// request; nil (the test failed) if it could not.
+func (s liveStack) send(t *testing.T, raw string) net.Conn {
+	c, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Errorf("dial: %v", err)
+		return nil
+	}
+	if _, err := io.WriteString(c, raw); err != nil {
+		c.Close()
+		t.Errorf("send %.40q: %v", raw, err)
+		return nil
+	}
+	return c
+}
+
 // hostRefusal is what a refused Host gets back, whatever the route.
 const hostRefusal = "answers requests for 127.0.0.1:"
 
@@ -182,14 +198,12 @@ func TestSlowBodiesAndIdleConnectionsAreBounded(t *testing.T) {
 	for i := range slow {
 		path := []string{"/mcp", pull.ClaimPath, "/signin", slackin.Path}[i%4]
 		wg.Go(func() {
-			c, err := net.Dial("tcp", s.addr)
-			if err != nil {
-				t.Errorf("dial: %v", err)
+			c := s.send(t, fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n", path, s.addr))
+			if c == nil {
 				return
 			}
 			defer c.Close()
 			start := time.Now()
-			fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n", path, s.addr)
 			closed := make(chan struct{})
 			go func() {
 				_, _ = io.Copy(io.Discard, c) // whatever the server answers, until it closes
@@ -216,13 +230,11 @@ func TestSlowBodiesAndIdleConnectionsAreBounded(t *testing.T) {
 	}
 	// An idle keep-alive connection, after one request.
 	wg.Go(func() {
-		c, err := net.Dial("tcp", s.addr)
-		if err != nil {
-			t.Errorf("dial: %v", err)
+		c := s.send(t, fmt.Sprintf("GET /dev/outbox.json HTTP/1.1\r\nHost: %s\r\n\r\n", s.addr))
+		if c == nil {
 			return
 		}
 		defer c.Close()
-		fmt.Fprintf(c, "GET /dev/outbox.json HTTP/1.1\r\nHost: %s\r\n\r\n", s.addr)
 		br := bufio.NewReader(c)
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {

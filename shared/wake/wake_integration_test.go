@@ -14,9 +14,7 @@ import (
 	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/identity"
-	"github.com/useprickle/prickle/shared/store/storetest"
 	"github.com/useprickle/prickle/shared/task"
-	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
 	"github.com/useprickle/prickle/shared/wakeup"
 )
@@ -26,25 +24,8 @@ import (
 // EventBridge retries and the URL is up, the agent is woken with a run token
 // bound to (agent, task, new run), verified by the local receiver.
 func TestWakeURLDownThenUp(t *testing.T) {
-	st := storetest.New(t).Store
-	ctx := context.Background()
-	adm := admin.New(st)
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(adm.CreateProject(ctx, teamProject()))
-	must(adm.CreateOwner(ctx, team.Owner{Name: "ana"}))
-	must(adm.CreateOwner(ctx, team.Owner{Name: "bo"}))
-	must(adm.CreateAgent(ctx, "ana/claude", []string{"website-v2"}))
-	must(adm.CreateAgent(ctx, "bo/codex", []string{"website-v2"}))
-	at := time.Now().UTC().Truncate(time.Millisecond)
-	tk := task.Task{ID: "tsk_wake1", Project: "website-v2", State: task.Routed, Requester: "ana/claude", Assignee: "bo/codex",
-		Packet:    task.Packet{Task: "x", DeliverableType: "code", AcceptanceCriteria: []string{"y"}, Files: []string{}, DependsOn: []string{}},
-		CreatedAt: at, UpdatedAt: at, Version: 1}
-	must(st.CreateTask(ctx, tk, task.Event{At: at, By: "ana/claude", Action: "hand_off", To: task.Routed}))
+	st, adm, tk := routedTask(t, "tsk_wake1")
+	ctx, at, must := context.Background(), tk.CreatedAt, mustOf(t)
 
 	// The local receiver, verifying with the hook's secret.
 	var woken []wake.Payload
@@ -118,25 +99,8 @@ func TestWakeURLDownThenUp(t *testing.T) {
 // wake function mints for a webhook delivery as minted by Prickle for that
 // event and reason, and one an operator mints with the admin CLI as theirs.
 func TestRunTokensSayWhoMintedThem(t *testing.T) {
-	st := storetest.New(t).Store
-	ctx := context.Background()
-	adm := admin.New(st)
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(adm.CreateProject(ctx, teamProject()))
-	must(adm.CreateOwner(ctx, team.Owner{Name: "ana"}))
-	must(adm.CreateOwner(ctx, team.Owner{Name: "bo"}))
-	must(adm.CreateAgent(ctx, "ana/claude", []string{"website-v2"}))
-	must(adm.CreateAgent(ctx, "bo/codex", []string{"website-v2"}))
-	at := time.Now().UTC().Truncate(time.Millisecond)
-	tk := task.Task{ID: "tsk_minted1", Project: "website-v2", State: task.Routed, Requester: "ana/claude", Assignee: "bo/codex",
-		Packet:    task.Packet{Task: "x", DeliverableType: "code", AcceptanceCriteria: []string{"y"}, Files: []string{}, DependsOn: []string{}},
-		CreatedAt: at, UpdatedAt: at, Version: 1}
-	must(st.CreateTask(ctx, tk, task.Event{At: at, By: "ana/claude", Action: "hand_off", To: task.Routed}))
+	st, adm, tk := routedTask(t, "tsk_minted1")
+	ctx, at, must := context.Background(), tk.CreatedAt, mustOf(t)
 	mux := http.NewServeMux()
 	var woken []wake.Payload
 	mux.Handle(wake.ReceiverPath, wake.NewReceiver(st, func(_ context.Context, _ string, p wake.Payload) error {
