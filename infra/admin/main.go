@@ -169,7 +169,7 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 		if err := need(map[string]string{"agent": *agent, "task": *taskID}); err != nil {
 			return nil, err
 		}
-		return adm.StartRun(ctx, *agent, *taskID, *resumes)
+		return adm.StartRun(ctx, admin.ByOperator, *agent, *taskID, *resumes)
 	case "steps":
 		if err := need(map[string]string{"task": *taskID}); err != nil {
 			return nil, err

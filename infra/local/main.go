@@ -109,7 +109,11 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	_, port, err := net.SplitHostPort(ln.Addr().String())
+	if err != nil {
+		return fmt.Errorf("listen address: %w", err)
+	}
+	srv := newServer(handler, port)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	printWelcome(state, path)

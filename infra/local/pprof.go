@@ -9,12 +9,13 @@ import (
 )
 
 // servePprof serves Go's profiles (net/http/pprof) on addr, a loopback
-// port of its own, so the stack's side of a load can be profiled:
+// port of its own (loopback Hosts only, as the stack), so the stack's side
+// of a load can be profiled:
 //
 //	PRICKLE_PPROF=127.0.0.1:6061 make local
 //	go tool pprof -top 'http://127.0.0.1:6061/debug/pprof/profile?seconds=30'
 func servePprof(addr string, log *slog.Logger) error {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("PRICKLE_PPROF=%s: %w", addr, err)
 	}
@@ -31,7 +32,7 @@ func servePprof(addr string, log *slog.Logger) error {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	go func() {
-		if err := http.Serve(ln, mux); err != nil {
+		if err := http.Serve(ln, loopbackHost(port, mux)); err != nil {
 			log.Error("pprof server", "error", err.Error())
 		}
 	}()

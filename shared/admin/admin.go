@@ -98,7 +98,7 @@ func (a *Admin) MintAgentToken(ctx context.Context, agentID string) (string, err
 	if _, err := a.Store.Agent(ctx, agentID); err != nil {
 		return "", fmt.Errorf("agent %s: %w", agentID, err)
 	}
-	return a.mint(ctx, identity.Token{Kind: identity.KindAgent, Agent: agentID})
+	return a.mint(ctx, ByOperator, identity.Token{Kind: identity.KindAgent, Agent: agentID})
 }
 
 // RevokeAgentTokens revokes every token of an agent, run tokens included.
@@ -109,7 +109,7 @@ func (a *Admin) RevokeAgentTokens(ctx context.Context, agentID string) (int, err
 	}
 	now := a.Now().UTC()
 	err = a.auditAgent(ctx, agentID, "", func(project string) audit.Entry {
-		return audit.Entry{At: now, Project: project, Action: audit.TokensRevoked, Actor: "operator", Via: audit.ViaAdmin,
+		return audit.Entry{At: now, Project: project, Action: audit.TokensRevoked, Actor: ByOperator.Actor, Via: ByOperator.Via,
 			Detail: fmt.Sprintf("%d tokens of %s revoked", n, agentID), Key: "tokens#" + agentID + "#" + now.Format(time.RFC3339Nano)}
 	})
 	return n, err
@@ -130,9 +130,10 @@ type Run struct {
 var ErrNoRun = errors.New("no run can start")
 
 // StartRun mints a run token bound to (agent, task, run), as Prickle does
-// when it wakes an agent's run; resumes names the run this one continues.
-// The agent is the task's assignee, or its requester (woken to review a result).
-func (a *Admin) StartRun(ctx context.Context, agentID, taskID, resumes string) (Run, error) {
+// when it wakes an agent's run; resumes names the run this one continues,
+// and by who mints it (the audit trail says so). The agent is the task's
+// assignee, or its requester (woken to review a result).
+func (a *Admin) StartRun(ctx context.Context, by Minter, agentID, taskID, resumes string) (Run, error) {
 	t, err := a.Store.Task(ctx, taskID)
 	if errors.Is(err, team.ErrNotFound) {
 		return Run{}, fmt.Errorf("task %s: %w: %w", taskID, ErrNoRun, err)
@@ -148,7 +149,7 @@ func (a *Admin) StartRun(ctx context.Context, agentID, taskID, resumes string) (
 	}
 	runID := team.RandomID("run_")
 	exp := a.Now().UTC().Add(RunTokenLifetime)
-	secret, err := a.mint(ctx, identity.Token{Kind: identity.KindRun, Agent: agentID, TaskID: taskID, RunID: runID, ResumesRun: resumes, ExpiresAt: &exp})
+	secret, err := a.mint(ctx, by, identity.Token{Kind: identity.KindRun, Agent: agentID, TaskID: taskID, RunID: runID, ResumesRun: resumes, ExpiresAt: &exp})
 	if err != nil {
 		return Run{}, err
 	}
@@ -170,7 +171,7 @@ func (a *Admin) EndRun(ctx context.Context, agentID, taskID, runID, hash, actor,
 	})
 }
 
-func (a *Admin) mint(ctx context.Context, t identity.Token) (string, error) {
+func (a *Admin) mint(ctx context.Context, by Minter, t identity.Token) (string, error) {
 	secret, err := identity.NewSecret(t.Kind)
 	if err != nil {
 		return "", err
@@ -189,7 +190,10 @@ func (a *Admin) mint(ctx context.Context, t identity.Token) (string, error) {
 				detail += fmt.Sprintf(" resuming %s", t.ResumesRun)
 			}
 		}
-		return audit.Entry{At: t.CreatedAt, Project: project, Action: audit.TokenMinted, Actor: "operator", Via: audit.ViaAdmin,
+		if by.For != "" {
+			detail += "; " + by.For
+		}
+		return audit.Entry{At: t.CreatedAt, Project: project, Action: audit.TokenMinted, Actor: by.Actor, Via: by.Via,
 			TaskID: t.TaskID, Detail: detail, Key: "token#" + t.Hash[:16]}
 	})
 	if err != nil {

@@ -30,7 +30,14 @@ const (
 	ViaAdmin  = "admin cli"
 	ViaMCP    = "mcp"
 	ViaSystem = "system"
+	// ViaWebhook is a run token the wake function minted for a wake-up it
+	// delivered to the agent's webhook; one minted at a runner's claim of a
+	// pull wake-up is via ViaWakeup(its id).
+	ViaWebhook = "wake-up webhook"
 )
+
+// ViaWakeup is how a run token minted at the claim of a pull wake-up came: "wake-up wk_…".
+func ViaWakeup(id string) string { return "wake-up " + id }
 
 // Actions of the entries the audit log itself holds (task moves come from
 // the task history under their own names: hand_off, accept, review, …).
@@ -61,10 +68,12 @@ type Entry struct {
 	Project string    `json:"project"`
 	Action  string    `json:"action"`
 	// Actor is who did it: an agent (owner/agent), "owner:<name>",
-	// "operator", or "system" for expiry.
+	// "operator" (the admin CLI), "system" for expiry, or "prickle"
+	// (task.System) for its own moves and the run tokens of wake-ups.
 	Actor string `json:"actor"`
 	// Via is how: an approval link, the task page, Slack, the admin CLI, a
-	// grant ("grant grt_…"), a budget ("budget USD"), MCP, or the system.
+	// grant ("grant grt_…"), a budget ("budget USD"), MCP, a wake-up
+	// (ViaWebhook, or "wake-up wk_…" when claimed), or the system.
 	Via     string `json:"via"`
 	TaskID  string `json:"task_id,omitempty"`
 	StepID  string `json:"step_id,omitempty"`

@@ -16,7 +16,9 @@ const MaxArgumentDepth = 1 + step.MaxInputDepth
 // checkBounds applies the server's bounds beyond JSON Schema before the
 // schema is evaluated: every tool's arguments nest at most MaxArgumentDepth
 // levels (one streaming pass), request_step's input keeps within the
-// step's depth, element and size limits, and its amount is not below zero. Errors name the field and the limit.
+// step's depth, element and size limits, and its amount.value, as written,
+// within step's amount bounds (0 to MaxAmount, AmountDecimals decimal
+// places). Errors name the field and the limit.
 func checkBounds(tool string, args json.RawMessage) error {
 	if err := jsonlimit.Check(args, MaxArgumentDepth, 0); err != nil {
 		var le *jsonlimit.Error
@@ -41,9 +43,11 @@ func checkBounds(tool string, args json.RawMessage) error {
 	if json.Unmarshal(args, &a) != nil {
 		return nil // not an object: the schema names what is wrong
 	}
-	var amount step.Amount
-	if json.Unmarshal(a.Amount, &amount) == nil {
-		if err := amount.Check(); err != nil {
+	var amount struct {
+		Value json.Number `json:"value"`
+	}
+	if json.Unmarshal(a.Amount, &amount) == nil && amount.Value != "" {
+		if err := step.CheckAmountValue(string(amount.Value)); err != nil {
 			return fmt.Errorf("/amount/value: %w", err)
 		}
 	}

@@ -45,11 +45,17 @@ func nested(depth int) string {
 	return `{"a":` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + `}`
 }
 
-// TestRequestStepInputBoundsThroughTheEndpoint: a run's request_step with an
-// input 1000 or 10,000 levels deep, or of 1 MB, gets JSON-RPC -32602 naming
-// /input and the limit, in both eras; nothing is stored, no event is
-// published and the task does not move. An input at the limits is asked.
-func TestRequestStepInputBoundsThroughTheEndpoint(t *testing.T) {
+// boundsStack is a woken run of alice/writer on an accepted task behind the
+// endpoint; post sends request_step with the given arguments JSON in an era.
+type boundsStack struct {
+	st     *teamtest.Store
+	pub    *published
+	taskID string
+	h      http.Handler
+}
+
+func newBoundsStack(t *testing.T) boundsStack {
+	t.Helper()
 	st := teamtest.New()
 	st.AddProject(team.Project{Slug: "website-v2", Name: "Website v2", StepDeadline: time.Hour})
 	st.AddAgent(team.Agent{ID: "alice/writer", Owner: "alice", Projects: []string{"website-v2"}})
@@ -77,24 +83,46 @@ func TestRequestStepInputBoundsThroughTheEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return boundsStack{st: st, pub: pub, taskID: out.Task.ID, h: h}
+}
+
+func (b boundsStack) post(e era, args string) (int, []byte) {
+	meta := ""
+	if e.modern {
+		meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"` + e.version + `","io.modelcontextprotocol/clientInfo":{"name":"test","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"request_step","arguments":` + args + meta + `}}`
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+runSecret)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", e.version)
+	if e.modern {
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "request_step")
+	}
+	w := httptest.NewRecorder()
+	b.h.ServeHTTP(w, req)
+	return w.Code, w.Body.Bytes()
+}
+
+// rpcError is the error of a JSON-RPC answer.
+type rpcError struct {
+	Error struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// TestRequestStepInputBoundsThroughTheEndpoint: a run's request_step with an
+// input 1000 or 10,000 levels deep, or of 1 MB, gets JSON-RPC -32602 naming
+// /input and the limit, in both eras; nothing is stored, no event is
+// published and the task does not move. An input at the limits is asked.
+func TestRequestStepInputBoundsThroughTheEndpoint(t *testing.T) {
+	b := newBoundsStack(t)
+	st, pub, ctx := b.st, b.pub, context.Background()
 	post := func(e era, input string) (int, []byte) {
-		meta := ""
-		if e.modern {
-			meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"` + e.version + `","io.modelcontextprotocol/clientInfo":{"name":"test","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}`
-		}
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"request_step","arguments":{"tool_name":"Bash","input":` + input + `}` + meta + `}}`
-		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+runSecret)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", e.version)
-		if e.modern {
-			req.Header.Set("Mcp-Method", "tools/call")
-			req.Header.Set("Mcp-Name", "request_step")
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		return w.Code, w.Body.Bytes()
+		return b.post(e, `{"tool_name":"Bash","input":`+input+`}`)
 	}
 	for _, e := range eras {
 		for _, tc := range []struct {
@@ -109,12 +137,7 @@ func TestRequestStepInputBoundsThroughTheEndpoint(t *testing.T) {
 			{"over 1 MiB", `{"command":"` + strings.Repeat("x", 1<<20) + `"}`, "request body exceeds 1 MiB", http.StatusRequestEntityTooLarge},
 		} {
 			code, body := post(e, tc.input)
-			var resp struct {
-				Error struct {
-					Code    int    `json:"code"`
-					Message string `json:"message"`
-				} `json:"error"`
-			}
+			var resp rpcError
 			if err := json.Unmarshal(body, &resp); err != nil {
 				t.Fatalf("%s %s: HTTP %d %.300s", e.name, tc.name, code, body)
 			}
@@ -144,11 +167,11 @@ func TestRequestStepInputBoundsThroughTheEndpoint(t *testing.T) {
 			}
 		}
 	}
-	steps, err := st.StepsForTask(ctx, out.Task.ID)
+	steps, err := st.StepsForTask(ctx, b.taskID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := st.Task(ctx, out.Task.ID)
+	got, _ := st.Task(ctx, b.taskID)
 	if len(steps) != 0 || pub.count() != 0 || got.State != task.Accepted {
 		t.Fatalf("refused inputs left %d steps, %d events, task %s; want none and accepted", len(steps), pub.count(), got.State)
 	}
@@ -160,7 +183,48 @@ func TestRequestStepInputBoundsThroughTheEndpoint(t *testing.T) {
 	if code != http.StatusOK || !bytes.Contains(body, []byte(`still waiting`)) {
 		t.Fatalf("input at the limits: HTTP %d %.400s", code, body)
 	}
-	if steps, _ = st.StepsForTask(ctx, out.Task.ID); len(steps) != 1 {
+	if steps, _ = st.StepsForTask(ctx, b.taskID); len(steps) != 1 {
 		t.Fatalf("input at the limits: %d steps stored, want 1", len(steps))
+	}
+}
+
+// TestRequestStepAmountBoundsThroughTheEndpoint: a spending step whose
+// amount.value is below zero, above step.MaxAmount (1e308 was stored as
+// nothing but a DynamoDB error, -32603) or finer than millionths (0.0000004
+// failed the budget's debit, -32603) gets JSON-RPC -32602 naming
+// /amount/value and the limit, in both eras, with nothing stored or
+// published; amounts within the bounds are asked.
+func TestRequestStepAmountBoundsThroughTheEndpoint(t *testing.T) {
+	b := newBoundsStack(t)
+	ctx := context.Background()
+	args := func(value string) string {
+		return `{"tool_name":"buy_credits","input":{"pack":"` + value + `"},"kind":"spending","amount":{"value":` + value + `,"unit":"USD"}}`
+	}
+	for _, e := range eras {
+		for value, want := range map[string]string{
+			"-1":             "/amount/value: is below zero",
+			"1e308":          "/amount/value: is above 1000000000, the largest amount",
+			"1e10":           "/amount/value: is above 1000000000, the largest amount",
+			"0.0000004":      "/amount/value: has more than 6 decimal places",
+			"0.000000000001": "/amount/value: has more than 6 decimal places",
+		} {
+			code, body := b.post(e, args(value))
+			var resp rpcError
+			if err := json.Unmarshal(body, &resp); err != nil {
+				t.Fatalf("%s %s: HTTP %d %.300s", e.name, value, code, body)
+			}
+			if resp.Error.Code != -32602 || !strings.Contains(resp.Error.Message, want) {
+				t.Errorf("%s amount %s: HTTP %d, error %d %q, want -32602 naming %q", e.name, value, code, resp.Error.Code, resp.Error.Message, want)
+			}
+		}
+	}
+	if steps, _ := b.st.StepsForTask(ctx, b.taskID); len(steps) != 0 || b.pub.count() != 0 {
+		t.Fatalf("refused amounts left %d steps and %d events; want none", len(steps), b.pub.count())
+	}
+	for _, value := range []string{"0", "0.000001", "1e9"} {
+		code, body := b.post(eras[0], args(value))
+		if code != http.StatusOK || !bytes.Contains(body, []byte(`still waiting`)) {
+			t.Errorf("amount %s: HTTP %d %.300s, want asked", value, code, body)
+		}
 	}
 }

@@ -103,7 +103,7 @@ func BenchmarkToolCall(b *testing.B) {
 	b.Run("request_step", func(b *testing.B) {
 		benchCall(b, h, "", "request_step", "", func(b *testing.B) (string, string) {
 			id := newTask(b, true)
-			run, err := adm.StartRun(ctx, writer, id, "")
+			run, err := adm.StartRun(ctx, admin.ByOperator, writer, id, "")
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/endpoint"
 	"github.com/useprickle/prickle/shared/pulse"
 	"github.com/useprickle/prickle/shared/step"
@@ -131,7 +132,7 @@ func faultCases() []faultCase {
 		onTask("cancel_task", wireReviewer, `{"task_id":%q,"reason":"No longer needed."}`),
 		{"request_step", "TransactWriteItems", 1, func(t *testing.T, wt *wireTeam) (string, string, string) {
 			id := wt.newTask(t, "accept")
-			run, err := wt.adm.StartRun(context.Background(), wireWriter, id, "")
+			run, err := wt.adm.StartRun(context.Background(), admin.ByOperator, wireWriter, id, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -198,7 +198,7 @@ func TestRequestsPerToolCall(t *testing.T) {
 	// request_step with a run token (first ask): the token, the task, the
 	// project and the task's steps (at once), the grants, the transaction.
 	id := wt.newTask(t, "accept")
-	run, err := wt.adm.StartRun(ctx, wireWriter, id, "")
+	run, err := wt.adm.StartRun(ctx, admin.ByOperator, wireWriter, id, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,12 @@ import (
 	"github.com/useprickle/prickle/shared/task"
 )
 
-// Slack's limits: header text 150 characters, section text 3000.
+// Slack's limits: header text 150 characters, a text 3000 (2000 kept for
+// one fact, so that a message of ten stays small).
 const (
 	slackHeaderMax  = 150
-	slackSectionMax = 3000
+	slackTextMax    = 3000
+	slackFactMax    = 2000
 	evidenceTextMax = 300
 )
 
@@ -41,7 +43,9 @@ func (m message) slack(channel string) SlackMessage {
 	if notice == "" {
 		notice = m.subject
 	}
-	return SlackMessage{Channel: channel, Subject: m.subject, Text: notice, Blocks: blocks, Links: m.links}
+	// The notification text is parsed for links and mentions: escaped, an
+	// agent's <!channel> in a subject stays text.
+	return SlackMessage{Channel: channel, Subject: m.subject, Text: esc(notice), Blocks: blocks, Links: m.links}
 }
 
 // FormatAmount writes an amount as "12.5 USD", or "" when there is none.
@@ -104,9 +108,9 @@ func stepRequestMessage(s step.Step, token, url string, expires time.Time) messa
 
 	blocks := []any{
 		header(subject),
-		section(fmt.Sprintf("*%s* asks before %s call. It will make exactly this call, once, if you approve.", esc(s.Agent), esc(article(kind)))),
-		fieldsBlock(stepFacts(s)),
-		section("*Input*\n```" + slackInput(s.Input) + "```"),
+		richText(paragraph(bold(s.Agent), literal(fmt.Sprintf(" asks before %s call. It will make exactly this call, once, if you approve.", article(kind))))),
+		factsBlock(stepFacts(s)),
+		inputBlock(s.Input),
 		decideActions(token, url, true),
 		contextBlock(decideNote(ownerOf(s.Agent), expires)),
 	}
@@ -162,9 +166,9 @@ func stepSettledMessage(s step.Step) message {
 	fmt.Fprintf(&b, "\nInput:\n%s\n", PrettyInput(s.Input, InputEmailMax))
 	blocks := []any{
 		header(subject),
-		section("*" + esc(outcome) + "*"),
-		fieldsBlock(stepFacts(s)),
-		section("*Input*\n```" + slackInput(s.Input) + "```"),
+		richText(paragraph(bold(outcome))),
+		factsBlock(stepFacts(s)),
+		inputBlock(s.Input),
 	}
 	return message{subject: subject, text: b.String(), notice: outcome, blocks: blocks, links: []string{}}
 }
@@ -222,10 +226,10 @@ func approvalRequestMessage(t task.Task, token, url string, expires time.Time) m
 
 	blocks := []any{
 		header(subject),
-		section(fmt.Sprintf("*%s* returned a result that %s accepted; it is completed only when you approve it.", esc(t.Assignee), esc(t.Requester))),
-		fieldsBlock(resultFacts(t)),
-		section("*Summary*\n" + esc(clip(summary, slackSectionMax-20))),
-		section("*Evidence*\n" + esc(clip(orDash(evidence), slackSectionMax-20))),
+		richText(paragraph(bold(t.Assignee), literal(fmt.Sprintf(" returned a result that %s accepted; it is completed only when you approve it.", t.Requester)))),
+		factsBlock(resultFacts(t)),
+		labelled("Summary", orDash(summary)),
+		labelled("Evidence", orDash(evidence)),
 		decideActions(token, url, false),
 		contextBlock(decideNote(ownerOf(t.Assignee), expires)),
 	}
@@ -253,9 +257,9 @@ func resultSettledMessage(t task.Task, by string, at time.Time) message {
 	b.WriteString(factLines(resultFacts(t)))
 	blocks := []any{
 		header(subject),
-		section("*" + esc(outcome) + "*"),
-		fieldsBlock(resultFacts(t)),
-		section("*Evidence*\n" + esc(clip(orDash(evidence), slackSectionMax-20))),
+		richText(paragraph(bold(outcome))),
+		factsBlock(resultFacts(t)),
+		labelled("Evidence", orDash(evidence)),
 	}
 	if evLinks == nil {
 		evLinks = []string{}
@@ -273,25 +277,60 @@ func article(kind string) string {
 	return "a " + kind
 }
 
-// Block Kit builders.
+// Block Kit builders. Whatever varies (an agent's call, input, reason,
+// summary and evidence, names, outcomes) goes to Slack as literal text: the
+// text elements of rich_text blocks and plain_text objects, which Slack
+// shows as they are. mrkdwn, which has no escape for * _ ~ ` or ```, is not
+// used: in it an input's ``` closed its code block and what followed
+// rendered as the message's own words.
 
 func header(text string) map[string]any {
 	return map[string]any{"type": "header", "text": map[string]any{"type": "plain_text", "text": clip(text, slackHeaderMax), "emoji": false}}
 }
 
-func section(mrkdwn string) map[string]any {
-	return map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": clip(mrkdwn, slackSectionMax)}}
+// richText is a rich_text block of rich text elements (paragraphs, preformatted).
+func richText(elements ...any) map[string]any {
+	return map[string]any{"type": "rich_text", "elements": elements}
 }
 
-func fieldsBlock(facts [][2]string) map[string]any {
-	fields := make([]any, 0, len(facts))
-	for _, f := range facts {
-		fields = append(fields, map[string]any{"type": "mrkdwn", "text": clip("*"+f[0]+"*\n"+esc(f[1]), 2000)})
+// paragraph is a rich_text_section of text elements.
+func paragraph(texts ...any) map[string]any {
+	return map[string]any{"type": "rich_text_section", "elements": texts}
+}
+
+// literal is text shown exactly as it is, within Slack's limit of a text.
+func literal(text string) map[string]any {
+	return map[string]any{"type": "text", "text": clip(text, slackTextMax)}
+}
+
+func bold(text string) map[string]any {
+	t := literal(text)
+	t["style"] = map[string]any{"bold": true}
+	return t
+}
+
+// labelled is a bold label over its text.
+func labelled(label, text string) map[string]any {
+	return richText(paragraph(bold(label+"\n"), literal(text)))
+}
+
+// factsBlock is the facts, a bold label before each value, one per line.
+func factsBlock(facts [][2]string) map[string]any {
+	texts := make([]any, 0, 2*len(facts))
+	for i, f := range facts {
+		value := clip(f[1], slackFactMax)
+		if i < len(facts)-1 {
+			value += "\n"
+		}
+		texts = append(texts, bold(f[0]+": "), literal(value))
 	}
-	if len(fields) > 10 { // Slack's limit per section
-		fields = fields[:10]
-	}
-	return map[string]any{"type": "section", "fields": fields}
+	return richText(paragraph(texts...))
+}
+
+// inputBlock is the step's input, pretty-printed in a preformatted element:
+// whatever the input holds stays inside it.
+func inputBlock(input []byte) map[string]any {
+	return richText(paragraph(bold("Input")), map[string]any{"type": "rich_text_preformatted", "elements": []any{literal(PrettyInput(input, inputSlackMax))}})
 }
 
 // Action ids of the buttons of a request message; Slack sends them back in block_actions.
@@ -347,10 +386,10 @@ func decideNote(owner string, expires time.Time) string {
 }
 
 func contextBlock(text string) map[string]any {
-	return map[string]any{"type": "context", "elements": []any{map[string]any{"type": "mrkdwn", "text": esc(text)}}}
+	return map[string]any{"type": "context", "elements": []any{map[string]any{"type": "plain_text", "text": clip(text, slackTextMax), "emoji": false}}}
 }
 
-// esc escapes the three characters Slack's mrkdwn treats as control characters.
+// esc escapes the three characters Slack parses in a message's text (links, mentions).
 func esc(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }

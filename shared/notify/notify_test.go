@@ -177,9 +177,9 @@ func TestStepRequestedSendsTheExactCallOnce(t *testing.T) {
 	if slack.Channel != "slack" || slack.To != "C0ALICE" {
 		t.Errorf("slack = %+v", slack)
 	}
-	// Slack escapes its control characters, so the input shows as typed.
-	if !strings.Contains(string(slack.Body), "echo &lt;done&gt;") {
-		t.Errorf("slack body does not escape < and >: %s", slack.Body)
+	// Slack shows rich text as it is, so the input is sent as typed, nothing escaped.
+	if !strings.Contains(string(slack.Body), `{"elements":[{"text":"{\n  \"command\": \"git push origin main && echo <done>\"\n}","type":"text"}],"type":"rich_text_preformatted"}`) {
+		t.Errorf("slack body does not show the input as typed: %s", slack.Body)
 	}
 }
 

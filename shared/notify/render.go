@@ -99,16 +99,3 @@ func clipNote(shown string, whole int) string {
 	}
 	return fmt.Sprintf("%s\n… clipped: the first %d bytes are shown; the whole input is %d bytes of JSON", shown, len(shown), whole)
 }
-
-// slackInput is the input as a Slack code block's text: escaped for mrkdwn
-// and, note included, within what a section holds (escaping can grow it).
-func slackInput(input []byte) string {
-	budget := inputSlackMax
-	for {
-		text := esc(PrettyInput(input, budget))
-		if utf8.RuneCountInString(text) <= slackSectionMax-40 || budget < 100 {
-			return text
-		}
-		budget /= 2
-	}
-}

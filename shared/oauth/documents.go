@@ -28,7 +28,7 @@ const (
 // Documents fetches client ID metadata documents: the client_id is an
 // https URL whose JSON says the client's name and redirect URIs. It is
 // SSRF-safe: https only, the address checked after DNS resolution (no
-// private, loopback, link-local, shared or multicast address; DNS
+// address that is not global unicast, see PublicAddress; DNS
 // rebinding meets the same check at connect time), no redirects, no proxy,
 // a size and a time bound, and a cache so one client costs one fetch.
 type Documents struct {
@@ -87,15 +87,53 @@ func (d *Documents) checkDial(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// sharedSpace is 100.64.0.0/10 (carrier-grade NAT), which IsPrivate misses.
-var sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
+// nonPublic4 are the IPv4 special-purpose blocks (IANA's registry) no
+// document is fetched from: this network, private, shared (CGNAT),
+// loopback, link-local, IETF protocol assignments, documentation, the 6to4
+// relay, benchmarking, multicast and reserved (with the broadcast address).
+var nonPublic4 = prefixes("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+	"172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
+	"198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4")
 
-// PublicAddress reports whether ip is a globally routable unicast address.
+// global6 is IPv6 global unicast; every other IPv6 address is refused:
+// loopback, unique local, link and site local, multicast, IPv4-compatible,
+// and both NAT64 prefixes (64:ff9b::/96, 64:ff9b:1::/48), which a
+// translator turns into any IPv4 address, private ones included.
+var global6 = netip.MustParsePrefix("2000::/3")
+
+// nonPublic6 are the blocks inside global6 that are refused too: IETF
+// protocol assignments (Teredo's 2001::/32 among them), documentation, and
+// 6to4, since Teredo and 6to4 addresses carry an IPv4 address of any kind.
+var nonPublic6 = prefixes("2001::/23", "2001:db8::/32", "2002::/16", "3fff::/20")
+
+func prefixes(ss ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(ss))
+	for i, s := range ss {
+		out[i] = netip.MustParsePrefix(s)
+	}
+	return out
+}
+
+func inAny(ps []netip.Prefix, ip netip.Addr) bool {
+	for _, p := range ps {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// PublicAddress reports whether ip is a globally routable unicast address
+// (an IPv4-mapped IPv6 address is judged as its IPv4 address).
 func PublicAddress(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	return ip.IsValid() && ip.IsGlobalUnicast() && !ip.IsPrivate() && !ip.IsLoopback() &&
-		!ip.IsLinkLocalUnicast() && !ip.IsUnspecified() && !sharedSpace.Contains(ip) &&
-		!netip.MustParsePrefix("64:ff9b::/96").Contains(ip) // NAT64 can reach IPv4 private space
+	switch {
+	case !ip.IsValid() || ip.Zone() != "":
+		return false
+	case ip.Is4():
+		return !inAny(nonPublic4, ip)
+	}
+	return global6.Contains(ip) && !inAny(nonPublic6, ip)
 }
 
 // checkID refuses a client_id URL before any fetch: https (or the local

@@ -440,3 +440,50 @@ func TestMetadataDocumentClient(t *testing.T) {
 		t.Errorf("token acts as %q, %v", agent, err)
 	}
 }
+
+// TestEveryResponseIsNosniff: every answer of the authorization server, its
+// pages, JSON documents, redirects and errors alike, carries
+// X-Content-Type-Options: nosniff, as every other page of Prickle does, so
+// no browser reads a text or JSON answer as something else.
+func TestEveryResponseIsNosniff(t *testing.T) {
+	s := newStack(t)
+	client := s.register(redirectURI)
+	_, challenge := pkce()
+	form := func(v url.Values) io.Reader { return strings.NewReader(v.Encode()) }
+	for _, tc := range []struct {
+		name, method, path string
+		body               io.Reader
+		signedIn           bool
+		status             int
+	}{
+		{"authorization server metadata", http.MethodGet, "/.well-known/oauth-authorization-server", nil, false, http.StatusOK},
+		{"resource metadata", http.MethodGet, oauthresource.MetadataPath, nil, false, http.StatusOK},
+		{"registration refused", http.MethodPost, "/oauth/register", strings.NewReader(`{"redirect_uris":["javascript:x"]}`), false, http.StatusBadRequest},
+		{"registration preflight", http.MethodOptions, "/oauth/register", nil, false, http.StatusNoContent},
+		{"authorize to consent", http.MethodGet, strings.TrimPrefix(s.authorizeURL(client, redirectURI, challenge, "S256"), s.srv.URL), nil, false, http.StatusSeeOther},
+		{"authorize error page", http.MethodGet, "/oauth/authorize?client_id=nobody&response_type=code", nil, false, http.StatusBadRequest},
+		{"consent page of no authorization", http.MethodGet, "/oauth/consent/unknown", nil, true, http.StatusGone},
+		{"token error", http.MethodPost, "/oauth/token", form(url.Values{"grant_type": {"authorization_code"}, "code": {"nope"}}), false, http.StatusBadRequest},
+		{"clients page", http.MethodGet, "/oauth/clients", nil, true, http.StatusOK},
+		{"clients page, signed out", http.MethodGet, "/oauth/clients", nil, false, http.StatusSeeOther},
+		{"unknown path", http.MethodGet, "/oauth/nothing-here", nil, false, http.StatusNotFound},
+	} {
+		req, _ := http.NewRequest(tc.method, s.srv.URL+tc.path, tc.body)
+		if tc.method == http.MethodPost {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			if tc.path == "/oauth/register" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+		}
+		if tc.signedIn {
+			req.AddCookie(s.cookie)
+		}
+		resp, text := s.do(req)
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: HTTP %d, want %d: %.200s", tc.name, resp.StatusCode, tc.status, text)
+		}
+		if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s (HTTP %d, %s): X-Content-Type-Options %q, want nosniff", tc.name, resp.StatusCode, resp.Header.Get("Content-Type"), got)
+		}
+	}
+}

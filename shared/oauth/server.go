@@ -120,8 +120,11 @@ func New(cfg Config) (*Server, error) {
 // Paths lists the path patterns the server answers, for the local stack's mux and the template's routes.
 var Paths = []string{"/.well-known/oauth-authorization-server", oauthresource.MetadataPath, oauthresource.RootMetadataPath, "/oauth/"}
 
+// ServeHTTP serves a route and logs one line. Every answer, page, JSON,
+// redirect or error, is nosniff: no browser reads it as another type.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.cfg.Now()
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	rec := httprec.New(w)
 	s.mux.ServeHTTP(rec, r)
 	// The query (codes, states) and bodies are never logged.

@@ -20,9 +20,11 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/httprec"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/pause"
+	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
 	"github.com/useprickle/prickle/shared/wakeup"
@@ -274,11 +276,11 @@ func (h *Handler) claimOnce(ctx context.Context, agent string, limit int) ([]Wak
 		}
 		if prev.TokenHash != "" {
 			// Claimed again: the earlier claim's run is over (its runner died or stopped).
-			if err := h.cfg.Runs.EndRun(ctx, agent, p.TaskID, prev.ID, prev.TokenHash, "system", "wake-up "+p.ID+" claimed again"); err != nil {
+			if err := h.cfg.Runs.EndRun(ctx, agent, p.TaskID, prev.ID, prev.TokenHash, task.System, audit.ViaWakeup(p.ID)+" claimed again"); err != nil {
 				return got, fmt.Errorf("end the earlier run of wake-up %s: %w", p.ID, err)
 			}
 		}
-		run, err := h.cfg.Runs.StartRun(ctx, agent, p.TaskID, p.ResumesRun)
+		run, err := h.cfg.Runs.StartRun(ctx, admin.ByClaim(p.ID, agent, p.Reason), agent, p.TaskID, p.ResumesRun)
 		if errors.Is(err, admin.ErrNoRun) {
 			h.cfg.Log.InfoContext(ctx, "wake-up has no run to start; done", "caller", agent, "wakeup", p.ID, "why", err.Error())
 			if err := h.cfg.Queue.AckWakeup(ctx, agent, p.ID, wakeup.ClaimHash(claim), now); err != nil {

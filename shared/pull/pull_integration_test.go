@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/pull"
@@ -318,9 +319,9 @@ func TestARunnerEndsARunsToken(t *testing.T) {
 	e := newEnv(t, false)
 	ctx := context.Background()
 	tk := e.routed("tsk_ended01")
-	ended, err := e.adm.StartRun(ctx, "alice/writer", tk.ID, "")
+	ended, err := e.adm.StartRun(ctx, admin.ByOperator, "alice/writer", tk.ID, "")
 	must(t, err)
-	other, err := e.adm.StartRun(ctx, "alice/writer", tk.ID, "")
+	other, err := e.adm.StartRun(ctx, admin.ByOperator, "alice/writer", tk.ID, "")
 	must(t, err)
 	if code, b := e.post(pull.EndedPath, e.alice, ``); code != http.StatusUnauthorized {
 		t.Fatalf("the agent token on %s = %d %s, want 401", pull.EndedPath, code, b)
@@ -391,6 +392,34 @@ func TestALongPollAnswersWhenAWakeupArrives(t *testing.T) {
 	}
 }
 
+// TestAClaimedRunTokenSaysItsWakeup: the run token minted at a claim is in
+// the project's audit trail as minted by Prickle for that wake-up (not by
+// an operator at the admin CLI), with the claimer and the reason.
+func TestAClaimedRunTokenSaysItsWakeup(t *testing.T) {
+	e := newEnv(t, true)
+	tk := e.routed("tsk_audit01")
+	got := e.claim(e.alice, `{"wait_seconds":0}`)
+	if len(got) != 1 {
+		t.Fatalf("claimed %+v, want the one wake-up", got)
+	}
+	entries, err := e.st.ProjectAudit(context.Background(), "website-v2")
+	must(t, err)
+	var minted []audit.Entry
+	for _, en := range entries {
+		if en.Action == audit.TokenMinted && en.TaskID == tk.ID {
+			minted = append(minted, en)
+		}
+	}
+	if len(minted) != 1 {
+		t.Fatalf("token_minted entries of %s: %+v, want 1", tk.ID, minted)
+	}
+	m := minted[0]
+	if m.Actor != task.System || m.Via != "wake-up "+got[0].ID || !strings.Contains(m.Detail, "run "+got[0].Delivery.RunID) ||
+		!strings.Contains(m.Detail, "claimed by a runner of alice/writer for "+wake.ReasonTaskRouted) {
+		t.Errorf("the claim's run token is recorded as %q via %q: %q; want %q via %q, naming the claim", m.Actor, m.Via, m.Detail, task.System, "wake-up "+got[0].ID)
+	}
+}
+
 // TestAClosedTaskStartsNoRun: a wake-up whose task closed before it was
 // claimed (stored cancelled, routed event delivered late) is dropped at
 // claim time, not handed out, and does not come back.
@@ -426,7 +455,7 @@ func TestAttacks(t *testing.T) {
 	tk := e.routed("tsk_attack01")
 	revoked, err := e.adm.MintAgentToken(ctx, "bob/reviewer")
 	must(t, err)
-	run, err := e.adm.StartRun(ctx, "alice/writer", tk.ID, "")
+	run, err := e.adm.StartRun(ctx, admin.ByOperator, "alice/writer", tk.ID, "")
 	must(t, err)
 	// bob's token revoked: mint a fresh one for bob afterwards.
 	_, err = e.adm.RevokeAgentTokens(ctx, "bob/reviewer")

@@ -176,6 +176,9 @@ func runFlows(t *testing.T, newBackend func(t *testing.T) backend) {
 		if v.CallbackID != slackin.CallbackRefuse || v.PrivateMetadata != token {
 			t.Fatalf("modal = %s", view)
 		}
+		if strings.Contains(string(view), `"mrkdwn"`) || !strings.Contains(string(view), "Refuse step "+s.ID+" of task "+s.TaskID+"?") {
+			t.Errorf("the modal's text is not plain, naming the step: %s", view)
+		}
 		a := h.click(viewSubmission("U0ALICE", view, "  Not on a Friday: wait for Monday.  "))
 		if a.status != 200 || a.body != "" {
 			t.Fatalf("submission = %d %q, want an empty 200 (closes the modal)", a.status, a.body)

@@ -65,25 +65,6 @@ type Step struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
-// Amount is what a spending step would spend.
-type Amount struct {
-	Value float64 `json:"value"`
-	Unit  string  `json:"unit"`
-}
-
-// ErrNegativeAmount refuses an amount below zero: a step's amount is what it
-// would spend, and a negative one would read as money coming back (and give
-// back budget if it were ever debited).
-var ErrNegativeAmount = errors.New("is below zero: a step's amount is what it would spend, 0 or more")
-
-// Check refuses an amount below zero; no amount is fine.
-func (a *Amount) Check() error {
-	if a != nil && a.Value < 0 {
-		return ErrNegativeAmount
-	}
-	return nil
-}
-
 // Canonical returns input as canonical JSON (sorted keys, no insignificant
 // space, numbers exactly as written, no HTML escaping) so that the same call
 // always has the same bytes, and the owner reads && and <, not \u0026 and \u003c.

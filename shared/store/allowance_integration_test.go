@@ -302,6 +302,32 @@ func TestRacingSpendingNeverOverspends(t *testing.T) {
 	}
 }
 
+// TestZeroAmountWithinABudget: a spending step of 0 under an auto-allow
+// budget, after spend is already counted, is allowed and leaves the spend as
+// it was (the debit that added nothing used to come back without a total:
+// JSON-RPC -32603 and no step stored).
+func TestZeroAmountWithinABudget(t *testing.T) {
+	f := newOwnersFixture(t)
+	ctx := context.Background()
+	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true}, audit.ViaPage); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range []float64{5, 0, 0, 2.5} {
+		out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(fmt.Sprintf(`{"pack":%d}`, i)),
+			ToolUseID: fmt.Sprintf("tu_%d", i), Kind: "spending", Amount: &step.Amount{Value: v, Unit: "USD"}})
+		if err != nil || out.Behavior != "allow" {
+			t.Fatalf("spend %v: %+v, %v; want allowed by the budget", v, out, err)
+		}
+	}
+	spent, err := f.store.Spent(ctx, budget.Spend{Project: "web", Owner: "alice", Unit: "USD", Agent: "alice/builder", Day: budget.Day(time.Now())})
+	if err != nil || spent != 7_500_000 {
+		t.Fatalf("spent %s, %v; want 7.5", spent, err)
+	}
+	if steps, _ := f.store.StepsForTask(ctx, f.task.ID); len(steps) != 4 {
+		t.Fatalf("%d steps stored, want 4", len(steps))
+	}
+}
+
 func TestAuditEntriesAreAppendOnly(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()

@@ -132,7 +132,9 @@ func (s *Store) AddSpend(ctx context.Context, key budget.Spend, amount budget.Mi
 			":u": stringValue(key.Unit), ":a": stringValue(key.Agent), ":d": stringValue(key.Day),
 			":ttl": numberValue(day.Add(SpendRetention).Unix()),
 		},
-		ReturnValues: types.ReturnValueUpdatedNew,
+		// The whole item: an ADD of 0 changes nothing, and UPDATED_NEW then
+		// need not return the total (the emulator does not).
+		ReturnValues: types.ReturnValueAllNew,
 	}
 	if limit != nil {
 		room := *limit - amount

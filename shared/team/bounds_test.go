@@ -3,6 +3,7 @@ package team_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -36,24 +37,35 @@ func TestRequestStepRefusesInputsOverTheBounds(t *testing.T) {
 	}
 }
 
-// TestRequestStepRefusesANegativeAmount: a step cannot spend less than
-// nothing (a negative amount would read as money coming back); zero and
-// positive amounts are asked as before.
-func TestRequestStepRefusesANegativeAmount(t *testing.T) {
+// TestRequestStepRefusesAmountsOutOfBounds: a step cannot spend less than
+// nothing (a negative amount would read as money coming back), more than
+// step.MaxAmount, or in finer steps than millionths; such an amount is
+// refused naming the limit and nothing is stored. Zero and amounts at the
+// bounds are asked as before.
+func TestRequestStepRefusesAmountsOutOfBounds(t *testing.T) {
 	r := newStepRoom(t)
-	for _, v := range []float64{-0.000001, -5, -1e300} {
+	for _, tc := range []struct {
+		value float64
+		want  string
+	}{
+		{-0.000001, "amount.value is below zero"}, {-5, "amount.value is below zero"}, {-1e300, "amount.value is below zero"},
+		{math.Inf(-1), "amount.value is below zero"}, {math.NaN(), "amount.value is not a number"},
+		{1e308, "amount.value is above 1000000000"}, {1e9 + 1, "amount.value is above 1000000000"}, {math.Inf(1), "amount.value is above"},
+		{0.0000004, "amount.value has more than 6 decimal places"}, {1e-300, "amount.value has more than 6 decimal places"},
+		{12.3456789, "amount.value has more than 6 decimal places"},
+	} {
 		in := push(pushInput)
-		in.Kind, in.Amount = "spending", &step.Amount{Value: v, Unit: "USD"}
+		in.Kind, in.Amount = "spending", &step.Amount{Value: tc.value, Unit: "USD"}
 		_, err := r.svc.RequestStep(ctx, r.run, in)
 		var refusal *task.Refusal
-		if !errors.As(err, &refusal) || !strings.Contains(err.Error(), "amount.value is below zero") {
-			t.Errorf("amount %v: %v, want a refusal naming amount.value", v, err)
+		if !errors.As(err, &refusal) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "nothing was stored or sent") {
+			t.Errorf("amount %v: %v, want a refusal naming %q", tc.value, err, tc.want)
 		}
 	}
 	if steps, _ := r.store.StepsForTask(ctx, r.task.ID); len(steps) != 0 {
 		t.Fatalf("refused amounts left %d steps", len(steps))
 	}
-	for _, v := range []float64{0, 5} {
+	for _, v := range []float64{0, 5, 0.000001, 999999.999999, 1e9} {
 		in := push(fmt.Sprintf(`{"command":"pay %v"}`, v))
 		in.Kind, in.Amount = "spending", &step.Amount{Value: v, Unit: "USD"}
 		if _, err := r.svc.RequestStep(ctx, r.run, in); err != nil {

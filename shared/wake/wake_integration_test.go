@@ -6,15 +6,15 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/useprickle/prickle/shared/admin"
+	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/identity"
-	"github.com/useprickle/prickle/shared/store/storetest"
 	"github.com/useprickle/prickle/shared/task"
-	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/wake"
 	"github.com/useprickle/prickle/shared/wakeup"
 )
@@ -24,25 +24,8 @@ import (
 // EventBridge retries and the URL is up, the agent is woken with a run token
 // bound to (agent, task, new run), verified by the local receiver.
 func TestWakeURLDownThenUp(t *testing.T) {
-	st := storetest.New(t).Store
-	ctx := context.Background()
-	adm := admin.New(st)
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(adm.CreateProject(ctx, teamProject()))
-	must(adm.CreateOwner(ctx, team.Owner{Name: "ana"}))
-	must(adm.CreateOwner(ctx, team.Owner{Name: "bo"}))
-	must(adm.CreateAgent(ctx, "ana/claude", []string{"website-v2"}))
-	must(adm.CreateAgent(ctx, "bo/codex", []string{"website-v2"}))
-	at := time.Now().UTC().Truncate(time.Millisecond)
-	tk := task.Task{ID: "tsk_wake1", Project: "website-v2", State: task.Routed, Requester: "ana/claude", Assignee: "bo/codex",
-		Packet:    task.Packet{Task: "x", DeliverableType: "code", AcceptanceCriteria: []string{"y"}, Files: []string{}, DependsOn: []string{}},
-		CreatedAt: at, UpdatedAt: at, Version: 1}
-	must(st.CreateTask(ctx, tk, task.Event{At: at, By: "ana/claude", Action: "hand_off", To: task.Routed}))
+	st, adm, tk := routedTask(t, "tsk_wake1")
+	ctx, at, must := context.Background(), tk.CreatedAt, mustOf(t)
 
 	// The local receiver, verifying with the hook's secret.
 	var woken []wake.Payload
@@ -109,5 +92,57 @@ func TestWakeURLDownThenUp(t *testing.T) {
 	must(err)
 	if caller.Agent != "ana/claude" || caller.TaskID != tk.ID || woken[1].Reason != wake.ReasonResultReturned {
 		t.Errorf("requester's run token is %+v", caller)
+	}
+}
+
+// TestRunTokensSayWhoMintedThem: the audit trail records a run token the
+// wake function mints for a webhook delivery as minted by Prickle for that
+// event and reason, and one an operator mints with the admin CLI as theirs.
+func TestRunTokensSayWhoMintedThem(t *testing.T) {
+	st, adm, tk := routedTask(t, "tsk_minted1")
+	ctx, at, must := context.Background(), tk.CreatedAt, mustOf(t)
+	mux := http.NewServeMux()
+	var woken []wake.Payload
+	mux.Handle(wake.ReceiverPath, wake.NewReceiver(st, func(_ context.Context, _ string, p wake.Payload) error {
+		woken = append(woken, p)
+		return nil
+	}))
+	up := httptest.NewServer(mux)
+	defer up.Close()
+	secret, err := wakeup.NewSecret()
+	must(err)
+	must(st.PutWakeHook(ctx, wakeup.Hook{Agent: "bo/codex", URL: up.URL + wake.ReceiverPath + "bo/codex", Secret: secret}))
+	routed := event.ForTask(event.TaskRouted, tk, "ana/claude", at)
+	must(wake.NewWaker(st, adm).Handle(ctx, routed))
+	if len(woken) != 1 {
+		t.Fatalf("woken %d times, want 1", len(woken))
+	}
+	cli, err := adm.StartRun(ctx, admin.ByOperator, "bo/codex", tk.ID, "")
+	must(err)
+
+	entries, err := st.ProjectAudit(ctx, "website-v2")
+	must(err)
+	minted := map[string]audit.Entry{} // by run id
+	for _, e := range entries {
+		for _, run := range []string{woken[0].RunID, cli.RunID} {
+			if e.Action == audit.TokenMinted && e.TaskID == tk.ID && strings.Contains(e.Detail, ", run "+run) {
+				minted[run] = e
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name, run, actor, via, detail string
+	}{
+		{"webhook wake-up", woken[0].RunID, task.System, audit.ViaWebhook, "; woken by event " + routed.ID + " for " + wake.ReasonTaskRouted},
+		{"admin CLI", cli.RunID, "operator", audit.ViaAdmin, "run token"},
+	} {
+		e, ok := minted[tc.run]
+		if !ok {
+			t.Errorf("%s: no token_minted entry for run %s in %+v", tc.name, tc.run, entries)
+			continue
+		}
+		if e.Actor != tc.actor || e.Via != tc.via || !strings.Contains(e.Detail, tc.detail) {
+			t.Errorf("%s: minted by %q via %q: %q; want %q via %q, with %q", tc.name, e.Actor, e.Via, e.Detail, tc.actor, tc.via, tc.detail)
+		}
 	}
 }

@@ -33,9 +33,10 @@ type Hooks interface {
 	PutPendingWakeup(ctx context.Context, p wakeup.Pending) error
 }
 
-// RunStarter mints a run token bound to (agent, task, run); *admin.Admin is one.
+// RunStarter mints a run token bound to (agent, task, run), recording who
+// minted it; *admin.Admin is one.
 type RunStarter interface {
-	StartRun(ctx context.Context, agentID, taskID, resumes string) (admin.Run, error)
+	StartRun(ctx context.Context, by admin.Minter, agentID, taskID, resumes string) (admin.Run, error)
 }
 
 // Waker is the wake function's logic: it turns events into signed wake
@@ -147,7 +148,7 @@ func (w *Waker) Handle(ctx context.Context, e event.Event) error {
 			return nil
 		}
 	}
-	run, err := w.Runs.StartRun(ctx, up.agent, up.taskID, up.resumes)
+	run, err := w.Runs.StartRun(ctx, admin.ByWebhook(e.ID, up.reason), up.agent, up.taskID, up.resumes)
 	if errors.Is(err, admin.ErrNoRun) {
 		log.InfoContext(ctx, "no run to wake", "why", err.Error())
 		return nil

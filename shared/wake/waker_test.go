@@ -76,7 +76,7 @@ type fakeRuns struct {
 	err     error
 }
 
-func (f *fakeRuns) StartRun(_ context.Context, agent, taskID, resumes string) (admin.Run, error) {
+func (f *fakeRuns) StartRun(_ context.Context, _ admin.Minter, agent, taskID, resumes string) (admin.Run, error) {
 	if f.err != nil {
 		return admin.Run{}, f.err
 	}

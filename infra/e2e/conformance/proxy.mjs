@@ -1,8 +1,8 @@
 // Loopback reverse proxy that adds `Authorization: Bearer <token>` to every request and forwards
 // everything else verbatim (method, path, Host, Origin, body, streaming responses), so the
 // conformance suite, which sends no credentials, can test an authenticated endpoint. The one
-// rewrite: an Origin naming the proxy itself becomes the target's origin, since to the client
-// the proxy is the server (the stack serves its own origin only).
+// rewrite: a Host or an Origin naming the proxy itself becomes the target's, since to the client
+// the proxy is the server (the stack serves its own host and origin only).
 // Usage: node proxy.mjs <target-origin e.g. http://127.0.0.1:3000>   (token in $PRICKLE_TOKEN)
 // Prints "PROXY_PORT=<port>" once listening.
 import http from 'node:http';
@@ -13,7 +13,8 @@ if (!token) { console.error('PRICKLE_TOKEN is required'); process.exit(2); }
 
 const server = http.createServer((req, res) => {
   const headers = { ...req.headers, authorization: `Bearer ${token}` };
-  // Host and any other Origin stay as the client sent them (dns-rebinding-protection tests the server's check).
+  // Any other Host and Origin stay as the client sent them (dns-rebinding-protection tests the server's check).
+  if (headers.host === `127.0.0.1:${server.address().port}`) headers.host = target.host;
   if (headers.origin === `http://127.0.0.1:${server.address().port}`) headers.origin = target.origin;
   const up = http.request({ hostname: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (ur) => {
     res.writeHead(ur.statusCode, ur.rawHeaders);

@@ -109,8 +109,9 @@ describe('connect from the web: OAuth through the TypeScript SDK and Chromium', 
   });
 
   test('alice signs in with the link from the outbox, consents as alice/writer on a phone, and the code comes back', async () => {
-    await page.goto(provider.authorizationUrl.href);
+    const signin = await page.goto(provider.authorizationUrl.href);
     assert.match(await page.locator('h1').innerText(), /Sign in to connect Prickle e2e connector/);
+    assert.equal(signin.headers()['x-content-type-options'], 'nosniff', 'the OAuth sign-in page is nosniff');
     await page.screenshot({ path: resolve(SHOTS, 'oauth-signin.png'), fullPage: true });
     const before = (await (await fetch(`${base}/dev/outbox.json`)).json()).length;
     await page.locator('#owner').fill('alice');
@@ -159,8 +160,11 @@ describe('connect from the web: OAuth through the TypeScript SDK and Chromium', 
   });
 
   test('connected applications lists it; axe-core finds no serious violation on the OAuth pages', async () => {
-    await page.goto(`${base}/oauth/clients`);
+    const clients = await page.goto(`${base}/oauth/clients`);
     assert.match(await page.locator('#grants').innerText(), /Prickle e2e connector acts as alice\/writer/);
+    assert.equal(clients.headers()['x-content-type-options'], 'nosniff', 'the connected-applications page is nosniff');
+    const metadata = await fetch(`${base}/.well-known/oauth-authorization-server`);
+    assert.equal(metadata.headers.get('x-content-type-options'), 'nosniff', 'so is the metadata JSON');
     await page.screenshot({ path: resolve(SHOTS, 'oauth-clients.png'), fullPage: true });
     // A fresh authorization for the consent page's audit (the first one was used).
     const second = memoryProvider();

@@ -217,9 +217,27 @@ describe('owners at ease: grants, budgets and the audit trail end to end', { ski
     assert.deepEqual(times, [...times].sort((a, b) => a - b), 'in time order');
     assert.deepEqual(mine.filter((r) => ['hand_off', 'accept', 'checkpoint'].includes(r.action)).map((r) => `${r.action} ${r.actor}`),
       ['hand_off bob/reviewer', 'accept alice/builder', 'checkpoint alice/builder']);
-    assert.ok(mine.filter((r) => r.action === 'token_minted' && /run token/.test(r.detail)).length >= 2, 'the run tokens are in the trail');
+    const minted = mine.filter((r) => r.action === 'token_minted' && /run token/.test(r.detail));
+    assert.ok(minted.length >= 2, 'the run tokens are in the trail');
+    for (const r of minted) {
+      assert.deepEqual([r.actor, r.via], ['prickle', 'wake-up webhook'], `a wake-up's run token is Prickle's, not an operator's: ${JSON.stringify(r)}`);
+      assert.match(r.detail, /; woken by event .+ for (task_routed|step_decided)$/, 'and says which event woke the run');
+    }
     assert.ok(!csvText.includes('prk_'), 'no token secret in the trail');
     const json = await (await alice.request.get(`${base}/p/${PROJECT}/audit.json`)).json();
     assert.equal(json.length, rows.length, 'the JSON has the same entries as the CSV');
+  });
+
+  test('amounts beyond the bounds get -32602 naming the limit and store nothing; 0 within the spent budget is allowed', async () => {
+    const trail = async () => (await (await alice.request.get(`${base}/p/${PROJECT}/audit.json`)).json()).filter((r) => r.task_id === task.id).length;
+    const before = await trail();
+    for (const [value, limit] of [[0.0000004, /\/amount\/value: has more than 6 decimal places/], [1e308, /\/amount\/value: is above 1000000000, the largest amount/]]) {
+      await assert.rejects(call(resumedRun.client, 'request_step', {
+        tool_name: 'buy_credits', input: { pack: String(value) }, tool_use_id: `toolu_bounds_${value}`, kind: 'spending', amount: { value, unit: 'USD' },
+      }), (e) => e.code === -32602 && limit.test(e.message), `amount ${value}`);
+    }
+    assert.equal(await trail(), before, 'nothing stored for the refused amounts');
+    const zero = await ask(resumedRun, { tool_name: 'buy_credits', input: { pack: 'free' }, tool_use_id: 'toolu_bounds_zero', kind: 'spending', amount: { value: 0, unit: 'USD' } });
+    assert.equal(zero.behavior, 'allow', `a spending step of 0 with 0 USD left: ${JSON.stringify(zero)}`);
   });
 });

@@ -216,7 +216,7 @@ func (s *session) round(ctx context.Context, adm *admin.Admin, i int) error {
 		}
 	}
 
-	run, err := adm.StartRun(ctx, writer, id, "")
+	run, err := adm.StartRun(ctx, admin.ByOperator, writer, id, "")
 	if err != nil {
 		return err
 	}
