@@ -34,7 +34,9 @@ commands:
   create-project --slug S --name N [--owner-approval code,doc] [--step-deadline 24h]
   create-owner   --name N [--email E] [--slack-channel C] [--slack-user U]
                  --slack-user is the owner's Slack member id (U0123ABC): only that
-                 person may press Approve / Refuse on the owner's Slack messages
+                 person may press Approve / Refuse on the owner's Slack messages, and
+                 sign-in links reach Slack only as a direct message to it (never the channel)
+  set-slack-user --owner O --slack-user U      records an existing owner's Slack member id, keeping the rest
   create-agent   --id owner/agent --projects p1,p2
   mint-token     --agent owner/agent           prints the new agent token once
   revoke-tokens  --agent owner/agent           revokes every token of the agent
@@ -96,7 +98,7 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 	deadline := fs.Duration("step-deadline", 24*time.Hour, "how long a pending step waits for its owner")
 	email := fs.String("email", "", "owner email")
 	slack := fs.String("slack-channel", "", "owner Slack channel")
-	slackUser := fs.String("slack-user", "", "owner Slack member id (U0123ABC), who may decide from Slack buttons")
+	slackUser := fs.String("slack-user", "", "owner Slack member id (U0123ABC), who may decide from Slack buttons and gets sign-in links as a DM")
 	id := fs.String("id", "", "agent id owner/agent")
 	projects := fs.String("projects", "", "project slugs, comma-separated")
 	agent := fs.String("agent", "", "agent id owner/agent")
@@ -148,6 +150,11 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 			return nil, err
 		}
 		return map[string]any{"owner": *name}, adm.CreateOwner(ctx, team.Owner{Name: *name, Email: *email, SlackChannel: *slack, SlackUserID: *slackUser})
+	case "set-slack-user":
+		if err := need(map[string]string{"owner": *owner, "slack-user": *slackUser}); err != nil {
+			return nil, err
+		}
+		return map[string]any{"owner": *owner, "slack_user": *slackUser}, adm.SetSlackUser(ctx, *owner, *slackUser)
 	case "create-agent":
 		if err := need(map[string]string{"id": *id, "projects": *projects}); err != nil {
 			return nil, err

@@ -75,7 +75,7 @@ func newStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	h = s
-	ck, err := keys.Start(ctx, st, httptest.NewRequest(http.MethodGet, srv.URL, nil), "alice", time.Now())
+	ck, err := keys.Start(ctx, st, httptest.NewRequest(http.MethodGet, srv.URL, nil), "alice", session.ViaEmail, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ var (
 		{Slug: "website-v2", Name: "Website v2", OwnerApprovalTypes: []string{"doc"}, StepDeadline: 24 * time.Hour},
 		{Slug: "mobile-app", Name: "Mobile app", StepDeadline: 24 * time.Hour},
 	}
-	roomOwners = []team.Owner{{Name: "alice", Email: "alice@example.com", SlackChannel: "#alice"}, {Name: "bob", Email: "bob@example.com"}, {Name: "carol", Email: "carol@example.com"}}
+	roomOwners = []team.Owner{{Name: "alice", Email: "alice@example.com", SlackChannel: "#alice", SlackUserID: "U0ALICE"}, {Name: "bob", Email: "bob@example.com"}, {Name: "carol", Email: "carol@example.com"}}
 	roomAgents = []team.Agent{
 		{ID: "alice/writer", Owner: "alice", Projects: []string{"website-v2"}},
 		{ID: "bob/reviewer", Owner: "bob", Projects: []string{"website-v2"}},
@@ -190,15 +190,22 @@ func (e *roomEnv) lastLink(to string) string {
 	return ""
 }
 
-// signIn asks for a link as owner, opens it and presses the button.
+// signIn asks for a link as owner, opens the one emailed and presses the button.
 func (e *roomEnv) signIn(owner string) *browser {
+	e.t.Helper()
+	o, _ := e.store.Owner(context.Background(), owner)
+	return e.signInBy(owner, o.Email)
+}
+
+// signInBy asks for a link as owner, opens the one sent to "to" (an email
+// address or a Slack member id) and presses the button.
+func (e *roomEnv) signInBy(owner, to string) *browser {
 	e.t.Helper()
 	b := e.browser()
 	if r := b.do(http.MethodPost, "/signin", url.Values{"owner": {owner}}); r.status != http.StatusOK {
 		e.t.Fatalf("POST /signin = %d:\n%s", r.status, r.text)
 	}
-	o, _ := e.store.Owner(context.Background(), owner)
-	path := strings.TrimPrefix(e.lastLink(o.Email), e.srv.URL)
+	path := strings.TrimPrefix(e.lastLink(to), e.srv.URL)
 	page := b.get(path)
 	if page.status != http.StatusOK || !strings.Contains(page.text, "Sign in as "+owner) {
 		e.t.Fatalf("GET link = %d:\n%s", page.status, page.text)
@@ -309,7 +316,7 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 			t.Fatalf("bob from the next /64: %d", got.status)
 		}
 	})
-	t.Run("sign-in: a link by email and Slack, GET changes nothing, POST signs in once, the cookie is right", func(t *testing.T) {
+	t.Run("sign-in: a link by email and Slack DM, GET changes nothing, POST signs in once, the cookie is right", func(t *testing.T) {
 		e := newRoomEnv(t, newStore(t))
 		b := e.browser()
 		form := b.get("/signin")
@@ -321,8 +328,8 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 			t.Fatalf("POST /signin = %d:\n%s", sent.status, sent.text)
 		}
 		msgs := e.box.List()
-		if len(msgs) != 2 || msgs[0].Channel != "email" || msgs[0].To != "alice@example.com" || msgs[1].Channel != "slack" || msgs[1].To != "#alice" {
-			t.Fatalf("outbox = %+v; want an email and a Slack message to alice", msgs)
+		if len(msgs) != 2 || msgs[0].Channel != "email" || msgs[0].To != "alice@example.com" || msgs[1].Channel != "slack" || msgs[1].To != "U0ALICE" {
+			t.Fatalf("outbox: %s; want an email and a Slack DM to alice (never her channel)", destinations(msgs))
 		}
 		if strings.Contains(sent.raw, "/signin/") {
 			t.Error("the page shows the sign-in link itself")

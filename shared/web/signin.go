@@ -86,11 +86,11 @@ func (h *Handler) signInForm(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "signin.html", v)
 }
 
-// sendSignIn is POST /signin: it sends a sign-in link through the owner's
-// channels. The answer is the same whether or not the owner exists, so the
+// sendSignIn is POST /signin: it sends a sign-in link where it reaches the
+// owner alone (email, a Slack direct message). The answer is the same whether or not the owner exists, so the
 // form does not tell who is an owner.
 func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
-	v := &signInView{chrome: chrome{Title: "Check your email or Slack"}, Heading: "Check your email or Slack"}
+	v := &signInView{chrome: chrome{Title: "Check your email or Slack DMs"}, Heading: "Check your email or Slack DMs"}
 	if !h.sameOrigin(r) {
 		infoOf(r).outcome = "cross_site"
 		v.Heading, v.Notice, v.NoticeClass = "Sign in from Prickle's page", "This form was sent from another site, so no link was sent.", "error"
@@ -133,7 +133,7 @@ func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Log.ErrorContext(r.Context(), "sign-in link not sent", "owner", name, "error", err.Error())
 	}
 	v.Sent = true
-	v.Notice, v.NoticeClass = fmt.Sprintf("If %s is an owner here, a sign-in link is on its way by email or Slack. It works once, for 15 minutes.", name), "ok"
+	v.Notice, v.NoticeClass = fmt.Sprintf("If %s is an owner here, a sign-in link is on its way to their email, or as a Slack direct message (never to a channel). It works once, for 15 minutes.", name), "ok"
 	h.render(w, r, http.StatusOK, "signin.html", v)
 }
 
@@ -221,7 +221,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ck, err := h.keys.Start(r.Context(), h.cfg.Store, r, c.Owner, h.now())
+	ck, err := h.keys.Start(r.Context(), h.cfg.Store, r, c.Owner, c.Via, h.now())
 	if err != nil {
 		h.failed(w, r, err)
 		return

@@ -263,7 +263,7 @@ describe('pages: sign-in, Team Pulse, board, task page, tool reference', { skip:
     if (existsSync(keyPath)) {
       const secret = Buffer.from(readFileSync(keyPath, 'utf8').trim(), 'hex');
       const key = createHmac('sha256', secret).update('prickle sign-in link v1').digest();
-      const claims = { kind: 'signin', owner: 'alice', exp: new Date(Date.now() - 60_000).toISOString(), nonce: uniq('expired') };
+      const claims = { kind: 'signin', owner: 'alice', exp: new Date(Date.now() - 60_000).toISOString(), nonce: uniq('expired'), via: 'email' };
       const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
       const expired = `${base}/signin/${payload}.${createHmac('sha256', key).update(payload).digest('base64url')}`;
       const r = await page.goto(expired);
