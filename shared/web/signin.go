@@ -232,50 +232,6 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusSeeOther)
 }
 
-// signOut is POST /signout: it ends this browser's session on the server,
-// so a copy of the cookie opens nothing either.
-func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) { h.endSessions(w, r, false) }
-
-// signOutEverywhere is POST /signout-everywhere: it ends every session of
-// the signed-in owner, in every browser.
-func (h *Handler) signOutEverywhere(w http.ResponseWriter, r *http.Request) {
-	h.endSessions(w, r, true)
-}
-
-// endSessions checks the sign-out form, ends this session (or all of the
-// owner's), clears the cookie and sends the browser to sign in.
-func (h *Handler) endSessions(w http.ResponseWriter, r *http.Request, everywhere bool) {
-	ck := session.Cleared(r)
-	s, ok := h.session(r)
-	if ok {
-		r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-		if err := r.ParseForm(); err != nil || !h.sameOrigin(r) || !h.keys.CheckFormToken(s, r.PostForm.Get("csrf")) {
-			infoOf(r).outcome = "bad_csrf"
-			h.message(w, r, http.StatusForbidden, messageView{chrome: chrome{Title: "Refused"}, Heading: "Not signed out",
-				Notice: "This form did not come from Prickle's page. Use the Sign out button.", NoticeClass: "error"})
-			return
-		}
-		infoOf(r).owner = s.Owner
-		var err error
-		if everywhere {
-			ck, err = session.EndAll(r.Context(), h.cfg.Store, r, s)
-		} else {
-			ck, err = session.End(r.Context(), h.cfg.Store, r, s)
-		}
-		if err != nil {
-			h.failed(w, r, err)
-			return
-		}
-	}
-	http.SetCookie(w, ck)
-	infoOf(r).outcome = "signed_out"
-	if everywhere {
-		infoOf(r).outcome = "signed_out_everywhere"
-	}
-	w.Header().Set("Location", "signin")
-	w.WriteHeader(http.StatusSeeOther)
-}
-
 // signedIn returns the session, or sends the browser to sign in (pages) or
 // answers 401 (fragments) and returns false.
 func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, fragment bool) (session.Session, bool) {

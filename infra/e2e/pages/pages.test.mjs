@@ -332,7 +332,9 @@ describe('pages: sign-in, Team Pulse, board, task page, tool reference', { skip:
     const laptop = await signedIn('bob');
     const phone = await signedIn('bob');
     const phoneCookie = (await phone.context.cookies()).find((c) => c.name === 'prickle_session').value;
-    await Promise.all([laptop.page.waitForURL(/\/signin$/), laptop.page.getByRole('button', { name: 'Sign out everywhere' }).click()]);
+    await Promise.all([laptop.page.waitForURL(/\/signout-everywhere$/), laptop.page.getByRole('button', { name: 'Sign out everywhere' }).click()]);
+    assert.equal(await laptop.page.locator('h1').innerText(), 'Signed out everywhere');
+    assert.match(await laptop.page.locator('#disconnected').innerText(), /No application was connected/);
     const [st2, loc2] = await pagesOf(phoneCookie);
     assert.ok(st2 === 303 && loc2.endsWith('signin'), `the other browser's cookie after sign out everywhere: ${st2} to ${loc2}`);
     const r = await phone.page.goto(`${base}/p/${PROJECT}`);
