@@ -123,7 +123,7 @@ func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
 		if asked == "" {
 			asked = "for " + name // the check failed: refuse as the name's bound does
 		}
-		v.Heading, v.Notice, v.NoticeClass = "Sign in to Prickle", fmt.Sprintf("Too many sign-in links were asked %s in the last minutes. Wait a quarter of an hour, or use a link already sent.", asked), "warn"
+		v.Heading, v.Notice, v.NoticeClass = "Sign in to Prickle", fmt.Sprintf("Too many sign-in links were asked %s in the last minutes. Wait up to %d minutes, or use a link already sent.", asked, int(session.SignInWindow/time.Minute)), "warn"
 		h.render(w, r, http.StatusTooManyRequests, "signin.html", v)
 		return
 	}
