@@ -20,12 +20,7 @@ import (
 func TestReopen(t *testing.T) {
 	ctx := context.Background()
 	fx := storetest.New(t)
-	t.Setenv("TASKS_TABLE", fx.Tables.Tasks)
-	t.Setenv("STEPS_TABLE", fx.Tables.Steps)
-	t.Setenv("PULSE_TABLE", fx.Tables.Pulse)
-	t.Setenv("DIRECTORY_TABLE", fx.Tables.Directory)
-	t.Setenv("WAKEUPS_TABLE", fx.Tables.Wakeups)
-	t.Setenv("OAUTH_TABLE", fx.Tables.OAuth)
+	deployedTables(t, fx)
 	// The commands count in the current window: start well inside one.
 	if left := time.Until(time.Now().Truncate(session.SignInWindow).Add(session.SignInWindow)); left < 20*time.Second {
 		time.Sleep(left + time.Second)

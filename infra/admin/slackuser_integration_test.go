@@ -23,11 +23,7 @@ func TestSetSlackUser(t *testing.T) {
 	if err := admin.New(fx.Store).CreateOwner(ctx, alice); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("TASKS_TABLE", fx.Tables.Tasks)
-	t.Setenv("STEPS_TABLE", fx.Tables.Steps)
-	t.Setenv("PULSE_TABLE", fx.Tables.Pulse)
-	t.Setenv("DIRECTORY_TABLE", fx.Tables.Directory)
-	t.Setenv("WAKEUPS_TABLE", fx.Tables.Wakeups)
+	deployedTables(t, fx)
 	stored := func() team.Owner {
 		t.Helper()
 		o, err := fx.Store.Owner(ctx, "alice")
