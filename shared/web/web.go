@@ -4,7 +4,7 @@
 //
 //	GET  /a/{token}        show the exact call (or the result) and Approve / Refuse; changes nothing
 //	POST /a/{token}        decide (form: decision=approve|refuse, message, csrf), then 303 to the GET
-//	GET  /signin           ask for a sign-in link (form: owner); POST asks notify to send it by email / Slack
+//	GET  /signin           ask for a sign-in link (form: owner); POST asks notify to send it by email / Slack DM
 //	GET  /signin/{token}   "Sign in as …" button; changes nothing
 //	POST /signin/{token}   use the link once, set the session cookie, 303 to /
 //	POST /signout          end this session on the server (the cookie, and any copy, opens nothing)
