@@ -22,6 +22,8 @@ import (
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/budget"
+	"github.com/useprickle/prickle/shared/oauthgrant"
+	"github.com/useprickle/prickle/shared/session"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
@@ -34,7 +36,9 @@ commands:
   create-project --slug S --name N [--owner-approval code,doc] [--step-deadline 24h]
   create-owner   --name N [--email E] [--slack-channel C] [--slack-user U]
                  --slack-user is the owner's Slack member id (U0123ABC): only that
-                 person may press Approve / Refuse on the owner's Slack messages
+                 person may press Approve / Refuse on the owner's Slack messages, and
+                 sign-in links reach Slack only as a direct message to it (never the channel)
+  set-slack-user --owner O --slack-user U      records an existing owner's Slack member id, keeping the rest
   create-agent   --id owner/agent --projects p1,p2
   mint-token     --agent owner/agent           prints the new agent token once
   revoke-tokens  --agent owner/agent           revokes every token of the agent
@@ -50,11 +54,15 @@ commands:
   set-budget     --owner O --project P --unit USD --limit 50 [--auto-allow]
                  the owner's daily budget per agent for their agents in the project
   audit          --project P [--format csv|json]   prints the project's audit trail
+  reopen-signin  --owner O                     clears O's count of sign-in links of the current window,
+                 when strangers used it up; the addresses that did stay refused until it ends
+  reopen-registrations                         clears the count of dynamic OAuth registrations of the
+                 current window; the networks that filled it stay refused until it ends
 
 --local reads the emulator endpoint and table names from .prickle/local.json
 (PRICKLE_STATE_DIR to change the folder); otherwise they come from the
 environment: PRICKLE_DYNAMODB_ENDPOINT (optional), TASKS_TABLE, STEPS_TABLE,
-PULSE_TABLE, DIRECTORY_TABLE, WAKEUPS_TABLE, and the usual AWS credentials and region.`
+PULSE_TABLE, DIRECTORY_TABLE, WAKEUPS_TABLE, OAUTH_TABLE, and the usual AWS credentials and region.`
 
 func main() {
 	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
@@ -96,7 +104,7 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 	deadline := fs.Duration("step-deadline", 24*time.Hour, "how long a pending step waits for its owner")
 	email := fs.String("email", "", "owner email")
 	slack := fs.String("slack-channel", "", "owner Slack channel")
-	slackUser := fs.String("slack-user", "", "owner Slack member id (U0123ABC), who may decide from Slack buttons")
+	slackUser := fs.String("slack-user", "", "owner Slack member id (U0123ABC), who may decide from Slack buttons and gets sign-in links as a DM")
 	id := fs.String("id", "", "agent id owner/agent")
 	projects := fs.String("projects", "", "project slugs, comma-separated")
 	agent := fs.String("agent", "", "agent id owner/agent")
@@ -148,6 +156,22 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 			return nil, err
 		}
 		return map[string]any{"owner": *name}, adm.CreateOwner(ctx, team.Owner{Name: *name, Email: *email, SlackChannel: *slack, SlackUserID: *slackUser})
+	case "set-slack-user":
+		if err := need(map[string]string{"owner": *owner, "slack-user": *slackUser}); err != nil {
+			return nil, err
+		}
+		return map[string]any{"owner": *owner, "slack_user": *slackUser}, adm.SetSlackUser(ctx, *owner, *slackUser)
+	case "reopen-signin":
+		if err := need(map[string]string{"owner": *owner}); err != nil {
+			return nil, err
+		}
+		now := time.Now().UTC()
+		n, err := st.ReopenSignIn(ctx, *owner, now)
+		return map[string]any{"owner": *owner, "links_counted": n, "window_ends": now.Truncate(session.SignInWindow).Add(session.SignInWindow)}, err
+	case "reopen-registrations":
+		now := time.Now().UTC()
+		n, err := st.ReopenOAuthRegistrations(ctx, now)
+		return map[string]any{"registrations_counted": n, "window_ends": now.Truncate(oauthgrant.RegistrationWindow).Add(oauthgrant.RegistrationWindow)}, err
 	case "create-agent":
 		if err := need(map[string]string{"id": *id, "projects": *projects}); err != nil {
 			return nil, err
@@ -276,7 +300,8 @@ func openStore(ctx context.Context, local bool) (*store.Store, error) {
 			return nil, fmt.Errorf("parse %s/local.json: %w", dir, err)
 		}
 		endpoint = s.DynamoDBEndpoint
-		tables = store.Tables{Tasks: s.Tables["TasksTable"], Steps: s.Tables["StepsTable"], Pulse: s.Tables["PulseTable"], Directory: s.Tables["DirectoryTable"], Wakeups: s.Tables["WakeupsTable"]}
+		tables = store.Tables{Tasks: s.Tables["TasksTable"], Steps: s.Tables["StepsTable"], Pulse: s.Tables["PulseTable"], Directory: s.Tables["DirectoryTable"],
+			Wakeups: s.Tables["WakeupsTable"], OAuth: s.Tables["OAuthTable"]}
 	}
 	client, err := dynamo.Client(ctx, endpoint)
 	if err != nil {

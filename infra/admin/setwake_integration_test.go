@@ -51,11 +51,7 @@ func TestSetWakePull(t *testing.T) {
 	}
 
 	// Deployed: the tables come from the environment.
-	t.Setenv("TASKS_TABLE", fx.Tables.Tasks)
-	t.Setenv("STEPS_TABLE", fx.Tables.Steps)
-	t.Setenv("PULSE_TABLE", fx.Tables.Pulse)
-	t.Setenv("DIRECTORY_TABLE", fx.Tables.Directory)
-	t.Setenv("WAKEUPS_TABLE", fx.Tables.Wakeups)
+	deployedTables(t, fx)
 	setHook()
 	out, err := run(ctx, "set-wake", []string{"--agent", "alice/writer", "--pull"})
 	if err != nil {

@@ -151,7 +151,7 @@ func printSignInLinks(env *environment, baseURL string) {
 		fmt.Println("Sign in to Team Pulse, the board and task pages (each link works once, for 15 minutes; more at " + baseURL + "/signin):")
 		now := time.Now()
 		for _, o := range seedOwners {
-			fmt.Printf("  %-6s %s/signin/%s\n", o.Name, baseURL, keys.SignInToken(o.Name, now))
+			fmt.Printf("  %-6s %s/signin/%s\n", o.Name, baseURL, keys.SignInToken(o.Name, session.ViaConsole, now))
 		}
 		fmt.Printf("Tool reference: %s/docs/reference/mcp-tools   dev outbox: %s/dev/outbox\n", baseURL, baseURL)
 	}

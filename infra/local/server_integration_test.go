@@ -96,7 +96,7 @@ func TestEveryRouteChecksTheHost(t *testing.T) {
 	}
 	routes := []struct{ method, path, body string }{
 		{"GET", "/dev/outbox.json", ""}, {"GET", "/dev/outbox", ""},
-		{"GET", "/signin/" + keys.SignInToken("alice", time.Now()), ""}, {"GET", "/signin", ""}, {"POST", "/signin", "owner=alice"},
+		{"GET", "/signin/" + keys.SignInToken("alice", session.ViaEmail, time.Now()), ""}, {"GET", "/signin", ""}, {"POST", "/signin", "owner=alice"},
 		{"GET", "/a/eyJraW5kIjoic3RlcCJ9.c2ln", ""}, {"GET", "/", ""}, {"GET", "/p/website-v2", ""}, {"GET", "/t/example-task-id", ""},
 		{"GET", "/docs/reference/mcp-tools", ""}, {"GET", "/static/app.css", ""},
 		{"POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},

@@ -43,8 +43,10 @@ var need = map[string]Rights{
 	// update_pulse with task_id checks the task's project in its put's transaction.
 	"UpdatePulseFunction": {MCP: true, Reads: []string{directory, tasks}, Writes: []string{pulse}, Checks: []string{tasks}},
 	// web decides steps and results from approval links (single-use links
-	// and dedup records live in the directory) and shows Team Pulse.
-	"WebFunction": {Reads: []string{directory, tasks, steps, pulse}, Writes: []string{directory, tasks, steps}, Publishes: true, Secrets: true},
+	// and dedup records live in the directory) and shows Team Pulse; sign
+	// out everywhere lists and revokes the owner's OAuth grants (oauth) and
+	// their access tokens (directory).
+	"WebFunction": {Reads: []string{directory, tasks, steps, pulse, oauth}, Writes: []string{directory, tasks, steps, oauth}, Publishes: true, Secrets: true},
 	// oauth (issue #11) keeps clients, codes, refresh tokens and consents
 	// (oauth), stores access tokens and new agents and reads sessions
 	// (directory, TOKEN#, AGENT# and membership keys), and reads the signing key for session cookies.

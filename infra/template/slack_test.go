@@ -13,13 +13,20 @@ import (
 
 // TestSlackAppManifestMatchesTheRoute: the app manifest in the repository
 // sends interactions where template.yaml routes them (POST to the slack
-// function, on the API of either mode), and asks only for the scope Prickle uses.
+// function, on the API of either mode), shows the bot's direct messages (sign-in
+// links), and asks only for the scope Prickle uses.
 func TestSlackAppManifestMatchesTheRoute(t *testing.T) {
 	raw, err := os.ReadFile("../slack/manifest.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var m struct {
+		Features struct {
+			AppHome struct {
+				Messages bool `yaml:"messages_tab_enabled"`
+				ReadOnly bool `yaml:"messages_tab_read_only_enabled"`
+			} `yaml:"app_home"`
+		} `yaml:"features"`
 		OAuth struct {
 			Scopes struct {
 				Bot []string `yaml:"bot"`
@@ -39,6 +46,10 @@ func TestSlackAppManifestMatchesTheRoute(t *testing.T) {
 	in := m.Settings.Interactivity
 	if !in.Enabled || !strings.HasPrefix(in.RequestURL, "https://") || !strings.HasSuffix(in.RequestURL, slackin.Path) || m.Settings.SocketMode {
 		t.Errorf("interactivity = %+v (socket mode %v), want enabled, https, ending in %s", in, m.Settings.SocketMode, slackin.Path)
+	}
+	// Sign-in links are direct messages from the bot: the owner reads them in its Messages tab.
+	if h := m.Features.AppHome; !h.Messages || !h.ReadOnly {
+		t.Errorf("app home = %+v, want the Messages tab on, read only (sign-in links arrive there)", h)
 	}
 	if !slices.Equal(m.OAuth.Scopes.Bot, []string{"chat:write"}) {
 		t.Errorf("bot scopes = %v, want only chat:write", m.OAuth.Scopes.Bot)

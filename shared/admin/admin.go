@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -23,14 +22,12 @@ import (
 // RunTokenLifetime is how long a run token works: long enough for one agent run.
 const RunTokenLifetime = 4 * time.Hour
 
-// slackUserID is the shape of a Slack user id: U or W, then upper-case letters and digits.
-var slackUserID = regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`)
-
 // Store is what the admin commands write beyond the team service's reads.
 type Store interface {
 	team.Store
 	PutProject(ctx context.Context, p team.Project) error
 	PutOwner(ctx context.Context, o team.Owner) error
+	Owner(ctx context.Context, name string) (team.Owner, error)
 	PutAgent(ctx context.Context, a team.Agent) error
 	PutToken(ctx context.Context, t identity.Token) error
 	RevokeToken(ctx context.Context, hash string) error
@@ -59,11 +56,33 @@ func (a *Admin) CreateProject(ctx context.Context, p team.Project) error {
 
 // CreateOwner creates or updates an owner.
 func (a *Admin) CreateOwner(ctx context.Context, o team.Owner) error {
-	if o.SlackUserID != "" && !slackUserID.MatchString(o.SlackUserID) {
-		return fmt.Errorf("create owner %s: %q is not a Slack user id (U0123ABC: open the person's profile, ⋮, Copy member ID)", o.Name, o.SlackUserID)
+	if o.SlackUserID != "" && !team.ValidSlackUserID(o.SlackUserID) {
+		return fmt.Errorf("create owner %s: %w", o.Name, notSlackUser(o.SlackUserID))
 	}
 	if err := a.Store.PutOwner(ctx, o); err != nil {
 		return fmt.Errorf("create owner %s: %w", o.Name, err)
+	}
+	return nil
+}
+
+func notSlackUser(id string) error {
+	return fmt.Errorf("%q is not a Slack member id (U0123ABC or W0123ABC: open the person's profile, ⋮, Copy member ID; a channel id or name is refused)", id)
+}
+
+// SetSlackUser records an existing owner's Slack member id, keeping the rest
+// of the record: only that member decides with the Slack buttons, and gets
+// sign-in links as a direct message.
+func (a *Admin) SetSlackUser(ctx context.Context, owner, id string) error {
+	if !team.ValidSlackUserID(id) {
+		return fmt.Errorf("set Slack member id of %s: %w", owner, notSlackUser(id))
+	}
+	o, err := a.Store.Owner(ctx, owner)
+	if err != nil {
+		return fmt.Errorf("set Slack member id of %s: %w", owner, err)
+	}
+	o.SlackUserID = id
+	if err := a.Store.PutOwner(ctx, o); err != nil {
+		return fmt.Errorf("set Slack member id of %s: %w", owner, err)
 	}
 	return nil
 }

@@ -39,6 +39,10 @@ const (
 // ViaWakeup is how a run token minted at the claim of a pull wake-up came: "wake-up wk_…".
 func ViaWakeup(id string) string { return "wake-up " + id }
 
+// SignedIn is the Via of what an owner did with a signed-in session: where,
+// then how the session was signed in, e.g. "task page (signed in by email link)".
+func SignedIn(via, how string) string { return via + " (signed in by " + how + ")" }
+
 // Actions of the entries the audit log itself holds (task moves come from
 // the task history under their own names: hand_off, accept, review, …).
 const (

@@ -22,12 +22,14 @@ import (
 
 	"github.com/useprickle/prickle/shared/admin"
 	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/oauth"
 	"github.com/useprickle/prickle/shared/oauthresource"
 	"github.com/useprickle/prickle/shared/session"
 	"github.com/useprickle/prickle/shared/store"
 	"github.com/useprickle/prickle/shared/store/storetest"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/web"
 )
 
 const redirectURI = "http://127.0.0.1:9/callback"
@@ -66,16 +68,20 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h http.Handler
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	// The authorization server and, for every other path, the pages (sign
+	// out everywhere), as the gateway routes them, on one origin.
+	h := http.NewServeMux()
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	s, err := oauth.New(oauth.Config{BaseURL: srv.URL, Grants: st, Directory: st, Keys: keys, Documents: oauth.NewDocuments(true),
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := oauth.New(oauth.Config{BaseURL: srv.URL, Grants: st, Directory: st, Keys: keys, Documents: oauth.NewDocuments(true), Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h = s
-	ck, err := keys.Start(ctx, st, httptest.NewRequest(http.MethodGet, srv.URL, nil), "alice", time.Now())
+	h.Handle("/oauth/", s)
+	h.Handle("/.well-known/", s)
+	h.Handle("/", web.New(web.Config{Store: st, Signer: link.Signer{Key: key}, BaseURL: srv.URL, Log: log}))
+	ck, err := keys.Start(ctx, st, httptest.NewRequest(http.MethodGet, srv.URL, nil), "alice", session.ViaEmail, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,6 +490,64 @@ func TestEveryResponseIsNosniff(t *testing.T) {
 		}
 		if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
 			t.Errorf("%s (HTTP %d, %s): X-Content-Type-Options %q, want nosniff", tc.name, resp.StatusCode, resp.Header.Get("Content-Type"), got)
+		}
+	}
+}
+
+// TestSignOutEverywhereEndsConnections: whoever held one of alice's sessions
+// (a stranger who signed in as her, say) connected clients as alice/writer;
+// when alice signs out everywhere, their grants end with her sessions: a
+// refresh is refused, the access tokens are refused on /mcp, and the page
+// says which applications it disconnected.
+func TestSignOutEverywhereEndsConnections(t *testing.T) {
+	s := newStack(t)
+	type connected struct {
+		client string
+		tok    tokens
+	}
+	var held []connected
+	for range 2 {
+		client := s.register(redirectURI)
+		verifier, challenge := pkce()
+		loc := s.consent(client, challenge, url.Values{"decision": {"allow"}, "agent": {"alice/writer"}})
+		_, tok := s.exchange(client, loc.Query().Get("code"), verifier)
+		status, next := s.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.Refresh}, "client_id": {client}})
+		if status != http.StatusOK || next.Refresh == "" {
+			t.Fatalf("refresh before signing out: HTTP %d (error %q)", status, next.Error)
+		}
+		held = append(held, connected{client, next})
+	}
+	req, _ := http.NewRequest(http.MethodGet, s.srv.URL+"/", nil)
+	req.AddCookie(s.cookie)
+	_, home := s.do(req)
+	csrf := csrfField.FindStringSubmatch(home)
+	if csrf == nil {
+		t.Fatalf("no sign-out form on the home page: %s", home)
+	}
+	form := url.Values{"csrf": {csrf[1]}}
+	req, _ = http.NewRequest(http.MethodPost, s.srv.URL+"/signout-everywhere", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", s.srv.URL)
+	req.AddCookie(s.cookie)
+	resp, text := s.do(req)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(text, "Signed out everywhere") || strings.Count(text, "Test connector") != 2 || !strings.Contains(text, "alice/writer") {
+		t.Errorf("sign out everywhere: HTTP %d; want the page naming both disconnected applications:\n%s", resp.StatusCode, text)
+	}
+	for i, c := range held {
+		if status, again := s.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {c.tok.Refresh}, "client_id": {c.client}}); status != http.StatusBadRequest || again.Access != "" {
+			t.Errorf("client %d: refresh after alice signed out everywhere: HTTP %d (error %q), want 400", i+1, status, again.Error)
+		}
+		if agent, err := s.agentOf(c.tok.Access); !errors.Is(err, identity.ErrUnknownToken) {
+			t.Errorf("client %d: access token after alice signed out everywhere acts as %q (%v), want refused", i+1, agent, err)
+		}
+	}
+	grants, err := s.st.OwnerOAuthGrants(context.Background(), "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range grants {
+		if !g.Revoked {
+			t.Errorf("grant of %s as %s is still live", g.ClientName, g.Agent)
 		}
 	}
 }

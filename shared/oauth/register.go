@@ -5,13 +5,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/useprickle/prickle/shared/oauthgrant"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
+	"github.com/useprickle/prickle/shared/oauthgrant"
 	"github.com/useprickle/prickle/shared/session"
 )
 
@@ -43,8 +45,9 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		w.Header().Set("Retry-After", "900")
-		registrationError(w, http.StatusTooManyRequests, "too_many_requests", "too many clients were registered from your network; wait a quarter of an hour")
+		w.Header().Set("Retry-After", strconv.Itoa(int(oauthgrant.RegistrationWindow/time.Second)))
+		registrationError(w, http.StatusTooManyRequests, "too_many_requests",
+			fmt.Sprintf("too many clients were registered in the last minutes (from your network or from all together); wait up to %d minutes", int(oauthgrant.RegistrationWindow/time.Minute)))
 		return
 	}
 	var req registrationRequest

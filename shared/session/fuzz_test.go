@@ -24,11 +24,11 @@ func FuzzCookie(f *testing.F) {
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	st := newSessions()
 	r := httptest.NewRequest("GET", "http://127.0.0.1/", nil)
-	ck, err := k.Start(context.Background(), st, r, "alice", now)
+	ck, err := k.Start(context.Background(), st, r, "alice", session.ViaEmail, now)
 	if err != nil {
 		f.Fatal(err)
 	}
-	link := k.SignInToken("alice", now)
+	link := k.SignInToken("alice", session.ViaEmail, now)
 	for _, seed := range []string{ck.Value, link, ck.Value + "x", strings.Replace(ck.Value, ".", "", 1), "", ".", "e30.e30", "a.b.c", "\x00\xff"} {
 		f.Add(seed, k.SignInFormToken(link))
 	}

@@ -1,6 +1,8 @@
 // Package session signs owners in to Prickle's pages: a sign-in link sent
-// through the owner's channels (email, Slack), single use and valid for 15
-// minutes, and the session cookie it sets (HMAC-signed, 12 hours).
+// only where it reaches the owner alone (email, a Slack direct message to the
+// owner's member id), single use and valid for 15 minutes, and the session
+// cookie it sets (HMAC-signed, 12 hours). Both say, signed, where the link was
+// sent (Via), so every decision made with a session can say how it was signed in.
 //
 // Both are base64url(JSON claims) "." base64url(HMAC-SHA256), encoded and
 // checked by shared/signed like approval links (shared/link), under keys derived from the same secret with distinct
@@ -70,12 +72,30 @@ type Sessions interface {
 	EndOwnerSessions(ctx context.Context, owner string) error
 }
 
-// Claims is what a sign-in token or a session says: who, until when.
+// Where a sign-in link was sent: its token says it, signed, and so does the
+// session it opens. A token or cookie that names none of these (minted before
+// they did) is refused: its link may have been posted where others read it.
+const (
+	ViaEmail   = "email"    // emailed to the owner
+	ViaSlackDM = "slack_dm" // a Slack direct message to the owner's member id
+	ViaConsole = "console"  // printed by `make local` on the terminal that started the stack
+)
+
+// signedInBy is how each Via reads in the audit trail and on the pages.
+var signedInBy = map[string]string{
+	ViaEmail:   "email link",
+	ViaSlackDM: "Slack DM link",
+	ViaConsole: "link printed by make local",
+}
+
+// Claims is what a sign-in token or a session says: who, until when, and
+// where the sign-in link was sent.
 type Claims struct {
 	Kind    string    `json:"kind"` // signin or session
 	Owner   string    `json:"owner"`
 	Expires time.Time `json:"exp"`
 	Nonce   string    `json:"nonce"`
+	Via     string    `json:"via"`
 }
 
 const (
@@ -110,7 +130,7 @@ func sign(key []byte, c Claims) string {
 
 func verify(key []byte, kind, token string, now time.Time) (Claims, error) {
 	var c Claims
-	if err := signed.Open(key, token, &c); err != nil || c.Kind != kind || c.Owner == "" || c.Nonce == "" || c.Expires.IsZero() {
+	if err := signed.Open(key, token, &c); err != nil || c.Kind != kind || c.Owner == "" || c.Nonce == "" || c.Expires.IsZero() || signedInBy[c.Via] == "" {
 		return Claims{}, ErrInvalid
 	}
 	if !now.Before(c.Expires) {
@@ -119,9 +139,10 @@ func verify(key []byte, kind, token string, now time.Time) (Claims, error) {
 	return c, nil
 }
 
-// SignInToken issues a sign-in token for owner, valid LinkLifetime from now.
-func (k Keys) SignInToken(owner string, now time.Time) string {
-	return sign(k.signin, Claims{Kind: kindSignIn, Owner: owner, Expires: now.Add(LinkLifetime), Nonce: nonce()})
+// SignInToken issues a sign-in token for owner, to be sent by via (ViaEmail,
+// ViaSlackDM, ViaConsole), valid LinkLifetime from now.
+func (k Keys) SignInToken(owner, via string, now time.Time) string {
+	return sign(k.signin, Claims{Kind: kindSignIn, Owner: owner, Expires: now.Add(LinkLifetime), Nonce: nonce(), Via: via})
 }
 
 // CheckSignIn verifies a sign-in token without using it (the GET that shows the button).
@@ -159,16 +180,25 @@ func (k Keys) CheckSignInFormToken(token, v string) bool {
 type Session struct {
 	Owner   string
 	Expires time.Time
-	id      string // the session id (the claims' nonce), never logged
-	value   string // the cookie value, which form tokens are bound to
+	// Via is where the sign-in link that opened the session was sent.
+	Via   string
+	id    string // the session id (the claims' nonce), never logged
+	value string // the cookie value, which form tokens are bound to
 }
 
-// Start records a new session of owner in st and returns the cookie that
-// signs the browser in for SessionLifetime. It is HttpOnly, SameSite=Lax,
-// and Secure unless the request came to a loopback host (the local stack
-// serves plain http on 127.0.0.1).
-func (k Keys) Start(ctx context.Context, st Sessions, r *http.Request, owner string, now time.Time) (*http.Cookie, error) {
-	c := Claims{Kind: kindSession, Owner: owner, Expires: now.Add(SessionLifetime), Nonce: nonce()}
+// SignedInBy says how the session was signed in, as the audit trail shows
+// it: "email link", "Slack DM link", "link printed by make local".
+func (s Session) SignedInBy() string { return signedInBy[s.Via] }
+
+// Start records a new session of owner, signed in by a link sent by via, in
+// st and returns the cookie that signs the browser in for SessionLifetime.
+// It is HttpOnly, SameSite=Lax, and Secure unless the request came to a
+// loopback host (the local stack serves plain http on 127.0.0.1).
+func (k Keys) Start(ctx context.Context, st Sessions, r *http.Request, owner, via string, now time.Time) (*http.Cookie, error) {
+	if signedInBy[via] == "" {
+		return nil, fmt.Errorf("start session of %s: sign-in by %q is not one Prickle sends", owner, via)
+	}
+	c := Claims{Kind: kindSession, Owner: owner, Expires: now.Add(SessionLifetime), Nonce: nonce(), Via: via}
 	if err := st.StartSession(ctx, owner, c.Nonce, c.Expires); err != nil {
 		return nil, fmt.Errorf("start session of %s: %w", owner, err)
 	}
@@ -219,7 +249,7 @@ func (k Keys) From(ctx context.Context, st Sessions, r *http.Request, now time.T
 	if !active {
 		return Session{}, false, nil
 	}
-	return Session{Owner: c.Owner, Expires: c.Expires, id: c.Nonce, value: ck.Value}, true, nil
+	return Session{Owner: c.Owner, Expires: c.Expires, Via: c.Via, id: c.Nonce, value: ck.Value}, true, nil
 }
 
 // FormToken is the hidden CSRF field of a signed-in page's forms, bound to the session.

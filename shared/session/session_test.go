@@ -2,6 +2,8 @@ package session_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/session"
+	"github.com/useprickle/prickle/shared/signed"
 )
 
 var secret = []byte("0123456789abcdef0123456789abcdef")
@@ -71,7 +74,13 @@ func (s *sessions) EndOwnerSessions(_ context.Context, owner string) error {
 
 func start(t *testing.T, k session.Keys, st session.Sessions, r *http.Request, owner string, now time.Time) *http.Cookie {
 	t.Helper()
-	ck, err := k.Start(context.Background(), st, r, owner, now)
+	return startBy(t, k, st, r, owner, session.ViaEmail, now)
+}
+
+// startBy starts a session of owner signed in by a link sent by via.
+func startBy(t *testing.T, k session.Keys, st session.Sessions, r *http.Request, owner, via string, now time.Time) *http.Cookie {
+	t.Helper()
+	ck, err := k.Start(context.Background(), st, r, owner, via, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +111,7 @@ func TestSignInLinkIsSingleUseAndExpires(t *testing.T) {
 	k := keys(t)
 	m := &markers{used: map[string]bool{}}
 	now := time.Now()
-	tok := k.SignInToken("alice", now)
+	tok := k.SignInToken("alice", session.ViaEmail, now)
 	if c, err := k.CheckSignIn(tok, now); err != nil || c.Owner != "alice" {
 		t.Fatalf("check: %+v %v", c, err)
 	}
@@ -116,7 +125,7 @@ func TestSignInLinkIsSingleUseAndExpires(t *testing.T) {
 	if _, err := k.UseSignIn(context.Background(), m, tok, now); !errors.Is(err, session.ErrUsed) {
 		t.Fatalf("second use: %v, want ErrUsed", err)
 	}
-	late := k.SignInToken("alice", now)
+	late := k.SignInToken("alice", session.ViaEmail, now)
 	if _, err := k.UseSignIn(context.Background(), m, late, now.Add(session.LinkLifetime)); !errors.Is(err, session.ErrExpired) {
 		t.Fatalf("after 15 min: %v, want ErrExpired", err)
 	}
@@ -128,11 +137,11 @@ func TestSignInLinkIsSingleUseAndExpires(t *testing.T) {
 func TestTamperedAndCrossKindTokensRefused(t *testing.T) {
 	k := keys(t)
 	now := time.Now()
-	tok := k.SignInToken("alice", now)
+	tok := k.SignInToken("alice", session.ViaEmail, now)
 	payload, sig, _ := strings.Cut(tok, ".")
 	for name, bad := range map[string]string{
 		"empty": "", "no dot": payload, "flipped sig": payload + "." + strings.Repeat("A", len(sig)),
-		"other payload": k.SignInToken("bob", now)[:len(payload)] + "." + sig,
+		"other payload": k.SignInToken("bob", session.ViaEmail, now)[:len(payload)] + "." + sig,
 	} {
 		if _, err := k.CheckSignIn(bad, now); !errors.Is(err, session.ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)
@@ -255,7 +264,7 @@ func lastCharTwin(s string) (string, bool) {
 func TestLenientBase64Refused(t *testing.T) {
 	k := keys(t)
 	now := time.Now()
-	tok := k.SignInToken("alice", now)
+	tok := k.SignInToken("alice", session.ViaEmail, now)
 	payload, sig, _ := strings.Cut(tok, ".")
 	twin, ok := lastCharTwin(sig)
 	if !ok {
@@ -292,5 +301,54 @@ func TestLenientBase64Refused(t *testing.T) {
 	}
 	if form, _ := lastCharTwin(k.FormToken(sess)); k.CheckFormToken(sess, form) {
 		t.Error("session form token with another last character accepted")
+	}
+}
+
+// derived is a key of NewKeys (its derivation, as the e2e suite does it), to
+// sign claims the package itself would not.
+func derived(label string) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("prickle " + label + " v1"))
+	return m.Sum(nil)
+}
+
+// TestWhereTheLinkWentIsSignedAndKept: a sign-in link says, signed, where it
+// was sent, and the session it opens keeps it; a link or a cookie that names
+// no destination (minted before they did: the link may have been posted to a
+// Slack channel others read) is refused.
+func TestWhereTheLinkWentIsSignedAndKept(t *testing.T) {
+	k := keys(t)
+	now := time.Now()
+	ctx := context.Background()
+	st := newSessions()
+	for via, how := range map[string]string{session.ViaEmail: "email link", session.ViaSlackDM: "Slack DM link", session.ViaConsole: "link printed by make local"} {
+		c, err := k.UseSignIn(ctx, &markers{used: map[string]bool{}}, k.SignInToken("alice", via, now), now)
+		if err != nil || c.Via != via {
+			t.Fatalf("link sent by %s: claims %+v, %v", via, c, err)
+		}
+		r := httptest.NewRequest("GET", "http://127.0.0.1/", nil)
+		r.AddCookie(startBy(t, k, st, r, "alice", c.Via, now))
+		s, ok := from(k, st, r, now)
+		if !ok || s.Via != via || s.SignedInBy() != how {
+			t.Errorf("session signed in by %s: %+v (%q), %v", via, s, s.SignedInBy(), ok)
+		}
+	}
+	if _, err := k.Start(ctx, st, httptest.NewRequest("GET", "http://127.0.0.1/", nil), "alice", "slack_channel", now); err == nil {
+		t.Error("a session was started for a link sent to a Slack channel")
+	}
+	legacy := signed.Sign(derived("sign-in link"), map[string]any{"kind": "signin", "owner": "alice", "exp": now.Add(time.Minute), "nonce": "n0"})
+	if _, err := k.CheckSignIn(legacy, now); !errors.Is(err, session.ErrInvalid) {
+		t.Errorf("a sign-in link that names no destination: %v, want ErrInvalid", err)
+	}
+	for _, via := range []string{"", "slack"} {
+		claims := map[string]any{"kind": "session", "owner": "alice", "exp": now.Add(time.Hour), "nonce": "s-" + via, "via": via}
+		if err := st.StartSession(ctx, "alice", "s-"+via, now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest("GET", "http://127.0.0.1/", nil)
+		r.AddCookie(&http.Cookie{Name: session.CookieName, Value: signed.Sign(derived("session cookie"), claims)})
+		if s, ok := from(k, st, r, now); ok {
+			t.Errorf("a recorded session whose cookie says it was signed in by %q opened: %+v", via, s)
+		}
 	}
 }

@@ -86,7 +86,7 @@ func (s *Store) AllowOAuthRegistration(ctx context.Context, network string, now 
 	for _, c := range []struct {
 		pk  string
 		max int
-	}{{"OAUTHRATE#" + network, oauthgrant.RegistrationsPerNetwork}, {"OAUTHRATE#all", oauthgrant.RegistrationsOverall}} {
+	}{{"OAUTHRATE#" + network, oauthgrant.RegistrationsPerNetwork}, {registrationsOverallPK, oauthgrant.RegistrationsOverall}} {
 		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                aws.String(s.tables.OAuth),
 			Key:                      directoryKey(c.pk, sortableTime(window)),
@@ -104,6 +104,21 @@ func (s *Store) AllowOAuthRegistration(ctx context.Context, network string, now 
 		}
 	}
 	return true, nil
+}
+
+const registrationsOverallPK = "OAUTHRATE#all"
+
+// ReopenOAuthRegistrations clears the count of dynamic registrations of the
+// current window from every network together (the operator's answer when
+// someone filled it): registrations are accepted again at once, while the
+// networks that filled it keep their own counts and stay refused until the
+// window ends. It returns the count it cleared.
+func (s *Store) ReopenOAuthRegistrations(ctx context.Context, now time.Time) (int, error) {
+	n, err := s.clearCount(ctx, s.tables.OAuth, registrationsOverallPK, now.UTC().Truncate(oauthgrant.RegistrationWindow))
+	if err != nil {
+		return 0, fmt.Errorf("reopen OAuth registrations: %w", err)
+	}
+	return n, nil
 }
 
 type oauthRecord struct {

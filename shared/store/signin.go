@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -64,8 +65,8 @@ func (s *Store) AllowSignInRequest(ctx context.Context, owner, client string, no
 		limit session.SignInLimit
 	}{
 		{"SIGNINCLIENT#" + client, session.RequestsPerClient, session.ClientLimit},
-		{"SIGNINRATE#" + owner + "#" + client, session.LinksPerNamePerClient, session.NameFromClientLimit},
-		{"SIGNINRATE#" + owner, session.LinksPerName, session.NameLimit},
+		{signInNamePK(owner) + "#" + client, session.LinksPerNamePerClient, session.NameFromClientLimit},
+		{signInNamePK(owner), session.LinksPerName, session.NameLimit},
 	} {
 		within, err := s.countSignIn(ctx, c.pk, c.max, window)
 		if err != nil {
@@ -76,6 +77,40 @@ func (s *Store) AllowSignInRequest(ctx context.Context, owner, client string, no
 		}
 	}
 	return session.WithinLimits, nil
+}
+
+func signInNamePK(owner string) string { return "SIGNINRATE#" + owner }
+
+// ReopenSignIn clears the count of sign-in links asked for owner in the
+// current window (the operator's answer when strangers used it up): the
+// owner may ask again at once, while the clients that used it up keep
+// their own counts and stay refused until the window ends. It returns the
+// count it cleared.
+func (s *Store) ReopenSignIn(ctx context.Context, owner string, now time.Time) (int, error) {
+	n, err := s.clearCount(ctx, s.tables.Directory, signInNamePK(owner), now.UTC().Truncate(session.SignInWindow))
+	if err != nil {
+		return 0, fmt.Errorf("reopen sign-in of %s: %w", owner, err)
+	}
+	return n, nil
+}
+
+// clearCount deletes a window's counter and returns the requests it held (0 when there was none).
+func (s *Store) clearCount(ctx context.Context, table, pk string, window time.Time) (int, error) {
+	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(table), Key: directoryKey(pk, sortableTime(window)), ReturnValues: types.ReturnValueAllOld,
+	})
+	if err != nil {
+		return 0, err
+	}
+	n, ok := out.Attributes["requests"].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, nil
+	}
+	count, err := strconv.Atoi(n.Value)
+	if err != nil {
+		return 0, fmt.Errorf("count %q: %w", n.Value, err)
+	}
+	return count, nil
 }
 
 // countSignIn adds one request to a window's counter unless it holds max already.

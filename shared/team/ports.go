@@ -30,11 +30,15 @@ type Agent struct {
 // Owner is a member of the directory: a human who answers for agents, and
 // where approval links reach them.
 type Owner struct {
-	Name         string
-	Email        string
+	Name  string
+	Email string
+	// SlackChannel is where the owner's approval requests are posted: a
+	// channel others may read, so it never gets a sign-in link.
 	SlackChannel string
 	// SlackUserID (U…, or W… on Enterprise Grid) is who may press the Approve
-	// and Refuse buttons of this owner's Slack messages; empty lets nobody decide in Slack.
+	// and Refuse buttons of this owner's Slack messages, and where sign-in
+	// links are sent as a direct message; empty lets nobody decide in Slack
+	// and sends sign-in links by email only.
 	SlackUserID string
 }
 

@@ -144,7 +144,7 @@ func (h *Handler) showApproval(w http.ResponseWriter, r *http.Request) {
 	}
 	g, me := h.linkGate(r, c)
 	if g == gateOther {
-		h.otherOwner(w, r, c, me)
+		h.otherOwner(w, r, c, me.Owner)
 		return
 	}
 	done := r.URL.Query().Get("done") == "1"
@@ -202,9 +202,10 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	switch g, me := h.linkGate(r, c); g {
+	g, me := h.linkGate(r, c)
+	switch g {
 	case gateOther:
-		h.otherOwner(w, r, c, me)
+		h.otherOwner(w, r, c, me.Owner)
 		return
 	case gateSignIn:
 		infoOf(r).outcome = "needs_sign_in"
@@ -251,17 +252,17 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	var err error
 	if c.Kind == link.KindStep {
-		gr, gerr := grantRequestOf(r.PostForm, audit.ViaLink)
+		gr, gerr := grantRequestOf(r.PostForm, decidedVia(audit.ViaLink, me))
 		if gerr != nil {
 			h.badForm(w, r, gerr.Error()+".")
 			return
 		}
-		_, err = h.cfg.Service.DecideStep(r.Context(), c.Owner, c.TaskID, c.StepID, approve, msg, audit.ViaLink)
+		_, err = h.cfg.Service.DecideStep(r.Context(), c.Owner, c.TaskID, c.StepID, approve, msg, decidedVia(audit.ViaLink, me))
 		if err == nil && gr != nil {
 			_, err = h.cfg.Service.GrantFromStep(r.Context(), c.Owner, c.TaskID, c.StepID, *gr)
 		}
 	} else {
-		_, err = h.cfg.Service.DecideResult(r.Context(), c.Owner, c.TaskID, c.Round, approve, msg, audit.ViaLink)
+		_, err = h.cfg.Service.DecideResult(r.Context(), c.Owner, c.TaskID, c.Round, approve, msg, decidedVia(audit.ViaLink, me))
 	}
 	var refusal *task.Refusal
 	if errors.As(err, &refusal) {

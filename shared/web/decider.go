@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"regexp"
 
+	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/link"
 	"github.com/useprickle/prickle/shared/session"
 )
@@ -23,18 +24,29 @@ const (
 	gateOther              // signed in as another owner: refused
 )
 
-// linkGate applies the rule to a request; me is the signed-in owner, if any.
-func (h *Handler) linkGate(r *http.Request, c link.Claims) (g gate, me string) {
+// linkGate applies the rule to a request; me is the signed-in owner's
+// session, if any (its Owner is empty when nobody is signed in).
+func (h *Handler) linkGate(r *http.Request, c link.Claims) (g gate, me session.Session) {
 	s, ok := h.session(r)
 	switch {
 	case ok && s.Owner != c.Owner:
-		return gateOther, s.Owner
+		return gateOther, s
 	case ok:
-		return gateOpen, s.Owner
+		return gateOpen, s
 	case c.Shared():
-		return gateSignIn, ""
+		return gateSignIn, session.Session{}
 	}
-	return gateOpen, ""
+	return gateOpen, session.Session{}
+}
+
+// decidedVia is how the audit trail records a decision made from where
+// (audit.ViaLink, ViaPage, ViaOwners): with a session, also how that session
+// was signed in, so a decision made by whoever held a session says so.
+func decidedVia(where string, me session.Session) string {
+	if me.Owner == "" {
+		return where
+	}
+	return audit.SignedIn(where, me.SignedInBy())
 }
 
 // whoDecides is the rule as the approval page states it for this link.

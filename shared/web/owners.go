@@ -213,7 +213,7 @@ func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request) {
 	if t != "" {
 		via = audit.ViaPage
 	}
-	_, err := h.cfg.Service.RevokeGrant(r.Context(), me.Owner, p.Slug, r.PathValue("grant"), via)
+	_, err := h.cfg.Service.RevokeGrant(r.Context(), me.Owner, p.Slug, r.PathValue("grant"), decidedVia(via, me))
 	var refusal *task.Refusal
 	if errors.As(err, &refusal) {
 		infoOf(r).outcome = "refused_by_rules"
@@ -249,7 +249,7 @@ func (h *Handler) setBudget(w http.ResponseWriter, r *http.Request) {
 		h.failed(w, r, errNoService)
 		return
 	}
-	_, err = h.cfg.Service.SetBudget(r.Context(), b, audit.ViaOwners)
+	_, err = h.cfg.Service.SetBudget(r.Context(), b, decidedVia(audit.ViaOwners, me))
 	var refusal *task.Refusal
 	if errors.As(err, &refusal) {
 		h.ownersRefused(w, r, me, p, refusal.Msg)

@@ -160,7 +160,7 @@ func runOwners(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		for _, row := range rows[1:] {
 			got = append(got, row[2]+" "+row[3]+" "+row[4])
 		}
-		want := []string{"hand_off bob/reviewer mcp", "budget_set owner:alice owners page", "step_allowed owner:alice budget USD", "step_asked alice/writer mcp"}
+		want := []string{"hand_off bob/reviewer mcp", "budget_set owner:alice owners page (signed in by email link)", "step_allowed owner:alice budget USD", "step_asked alice/writer mcp"}
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("audit rows = %q, want %q", got, want)
 		}

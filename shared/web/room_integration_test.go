@@ -46,3 +46,7 @@ func TestOwnersOnTheRealStore(t *testing.T) {
 func TestWhoMayDecideOnTheRealStore(t *testing.T) {
 	runWhoMayDecide(t, realRoom)
 }
+
+func TestChannelReaderOnTheRealStore(t *testing.T) {
+	runChannelReader(t, realRoom)
+}

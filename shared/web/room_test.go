@@ -19,6 +19,7 @@ import (
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/notify"
+	"github.com/useprickle/prickle/shared/oauthgrant"
 	"github.com/useprickle/prickle/shared/outbox"
 	"github.com/useprickle/prickle/shared/pulse"
 	"github.com/useprickle/prickle/shared/session"
@@ -36,6 +37,7 @@ import (
 type roomBackend interface {
 	team.Store
 	web.Store
+	PutOAuthGrant(ctx context.Context, g oauthgrant.Grant) error
 }
 
 // The room's directory: website-v2 (alice, bob) and mobile-app (carol).
@@ -44,7 +46,7 @@ var (
 		{Slug: "website-v2", Name: "Website v2", OwnerApprovalTypes: []string{"doc"}, StepDeadline: 24 * time.Hour},
 		{Slug: "mobile-app", Name: "Mobile app", StepDeadline: 24 * time.Hour},
 	}
-	roomOwners = []team.Owner{{Name: "alice", Email: "alice@example.com", SlackChannel: "#alice"}, {Name: "bob", Email: "bob@example.com"}, {Name: "carol", Email: "carol@example.com"}}
+	roomOwners = []team.Owner{{Name: "alice", Email: "alice@example.com", SlackChannel: "#alice", SlackUserID: "U0ALICE"}, {Name: "bob", Email: "bob@example.com"}, {Name: "carol", Email: "carol@example.com"}}
 	roomAgents = []team.Agent{
 		{ID: "alice/writer", Owner: "alice", Projects: []string{"website-v2"}},
 		{ID: "bob/reviewer", Owner: "bob", Projects: []string{"website-v2"}},
@@ -190,15 +192,22 @@ func (e *roomEnv) lastLink(to string) string {
 	return ""
 }
 
-// signIn asks for a link as owner, opens it and presses the button.
+// signIn asks for a link as owner, opens the one emailed and presses the button.
 func (e *roomEnv) signIn(owner string) *browser {
+	e.t.Helper()
+	o, _ := e.store.Owner(context.Background(), owner)
+	return e.signInBy(owner, o.Email)
+}
+
+// signInBy asks for a link as owner, opens the one sent to "to" (an email
+// address or a Slack member id) and presses the button.
+func (e *roomEnv) signInBy(owner, to string) *browser {
 	e.t.Helper()
 	b := e.browser()
 	if r := b.do(http.MethodPost, "/signin", url.Values{"owner": {owner}}); r.status != http.StatusOK {
 		e.t.Fatalf("POST /signin = %d:\n%s", r.status, r.text)
 	}
-	o, _ := e.store.Owner(context.Background(), owner)
-	path := strings.TrimPrefix(e.lastLink(o.Email), e.srv.URL)
+	path := strings.TrimPrefix(e.lastLink(to), e.srv.URL)
 	page := b.get(path)
 	if page.status != http.StatusOK || !strings.Contains(page.text, "Sign in as "+owner) {
 		e.t.Fatalf("GET link = %d:\n%s", page.status, page.text)
@@ -309,7 +318,7 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 			t.Fatalf("bob from the next /64: %d", got.status)
 		}
 	})
-	t.Run("sign-in: a link by email and Slack, GET changes nothing, POST signs in once, the cookie is right", func(t *testing.T) {
+	t.Run("sign-in: a link by email and Slack DM, GET changes nothing, POST signs in once, the cookie is right", func(t *testing.T) {
 		e := newRoomEnv(t, newStore(t))
 		b := e.browser()
 		form := b.get("/signin")
@@ -321,8 +330,8 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 			t.Fatalf("POST /signin = %d:\n%s", sent.status, sent.text)
 		}
 		msgs := e.box.List()
-		if len(msgs) != 2 || msgs[0].Channel != "email" || msgs[0].To != "alice@example.com" || msgs[1].Channel != "slack" || msgs[1].To != "#alice" {
-			t.Fatalf("outbox = %+v; want an email and a Slack message to alice", msgs)
+		if len(msgs) != 2 || msgs[0].Channel != "email" || msgs[0].To != "alice@example.com" || msgs[1].Channel != "slack" || msgs[1].To != "U0ALICE" {
+			t.Fatalf("outbox: %s; want an email and a Slack DM to alice (never her channel)", destinations(msgs))
 		}
 		if strings.Contains(sent.raw, "/signin/") {
 			t.Error("the page shows the sign-in link itself")
@@ -656,7 +665,7 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		}
 	})
 
-	t.Run("sign out everywhere ends every session of the owner, nobody else's; it needs the form token", func(t *testing.T) {
+	t.Run("sign out everywhere ends every session of the owner and disconnects the clients they connected, nobody else's; it needs the form token", func(t *testing.T) {
 		e := newRoomEnv(t, newStore(t))
 		laptop, phone, bob := e.signIn("alice"), e.signIn("alice"), e.signIn("bob")
 		home := laptop.get("/")
@@ -672,13 +681,41 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		kept := e.browser()
 		kept.cookies[session.CookieName] = laptop.cookies[session.CookieName]
 		r := laptop.do(http.MethodPost, "/signout-everywhere", url.Values{"csrf": {formToken(t, home)}})
-		if r.status != http.StatusSeeOther || r.header.Get("Location") != "signin" || laptop.cookies[session.CookieName] != nil {
-			t.Fatalf("sign-out everywhere = %d to %q, cookies %v", r.status, r.header.Get("Location"), laptop.cookies)
+		if r.status != http.StatusOK || !strings.Contains(r.text, "Signed out everywhere") || !strings.Contains(r.text, "No application was connected") || laptop.cookies[session.CookieName] != nil {
+			t.Fatalf("sign-out everywhere = %d, cookies %v:\n%s", r.status, laptop.cookies, r.text)
 		}
 		assertSignedOut(t, phone, "the other browser")
 		assertSignedOut(t, kept, "a copy of the signing-out browser's cookie")
 		if r := bob.get("/p/website-v2"); r.status != http.StatusOK {
 			t.Errorf("alice signing out everywhere ended bob's session: %d", r.status)
+		}
+		// What alice's sessions connected is disconnected, and the page names it; bob's stays.
+		ctx := context.Background()
+		for _, g := range []oauthgrant.Grant{
+			{ID: "grant_alice_1", Owner: "alice", Agent: "alice/writer", Client: "prk_cl_1", ClientName: "Claude <web>", CreatedAt: e.clock.now()},
+			{ID: "grant_alice_old", Owner: "alice", Agent: "alice/writer", Client: "prk_cl_2", ClientName: "Old connector", CreatedAt: e.clock.now(), Revoked: true},
+			{ID: "grant_bob", Owner: "bob", Agent: "bob/reviewer", Client: "prk_cl_3", ClientName: "Bob's connector", CreatedAt: e.clock.now()},
+		} {
+			if err := e.store.PutOAuthGrant(ctx, g); err != nil {
+				t.Fatal(err)
+			}
+		}
+		again := e.signIn("alice")
+		r = again.do(http.MethodPost, "/signout-everywhere", url.Values{"csrf": {formToken(t, again.get("/"))}})
+		if r.status != http.StatusOK || !strings.Contains(r.raw, "<strong>Claude &lt;web&gt;</strong> acts as <strong>alice/writer</strong>") ||
+			strings.Contains(r.text, "Old connector") || strings.Contains(r.text, "Bob's connector") || !strings.Contains(r.text, "Not ended: agent tokens") {
+			t.Errorf("sign out everywhere with a connected client = %d:\n%s", r.status, r.text)
+		}
+		for owner, want := range map[string]bool{"alice": true, "bob": false} {
+			grants, err := e.store.OwnerOAuthGrants(ctx, owner)
+			if err != nil || len(grants) == 0 {
+				t.Fatalf("grants of %s: %v, %v", owner, grants, err)
+			}
+			for _, g := range grants {
+				if g.Revoked != want {
+					t.Errorf("after alice signed out everywhere, %s's grant %s: revoked %t", owner, g.ID, g.Revoked)
+				}
+			}
 		}
 		// Signing in again works.
 		if r := e.signIn("alice").get("/p/website-v2"); r.status != http.StatusOK {

@@ -86,11 +86,11 @@ func (h *Handler) signInForm(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "signin.html", v)
 }
 
-// sendSignIn is POST /signin: it sends a sign-in link through the owner's
-// channels. The answer is the same whether or not the owner exists, so the
+// sendSignIn is POST /signin: it sends a sign-in link where it reaches the
+// owner alone (email, a Slack direct message). The answer is the same whether or not the owner exists, so the
 // form does not tell who is an owner.
 func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
-	v := &signInView{chrome: chrome{Title: "Check your email or Slack"}, Heading: "Check your email or Slack"}
+	v := &signInView{chrome: chrome{Title: "Check your email or Slack DMs"}, Heading: "Check your email or Slack DMs"}
 	if !h.sameOrigin(r) {
 		infoOf(r).outcome = "cross_site"
 		v.Heading, v.Notice, v.NoticeClass = "Sign in from Prickle's page", "This form was sent from another site, so no link was sent.", "error"
@@ -123,7 +123,7 @@ func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
 		if asked == "" {
 			asked = "for " + name // the check failed: refuse as the name's bound does
 		}
-		v.Heading, v.Notice, v.NoticeClass = "Sign in to Prickle", fmt.Sprintf("Too many sign-in links were asked %s in the last minutes. Wait a quarter of an hour, or use a link already sent.", asked), "warn"
+		v.Heading, v.Notice, v.NoticeClass = "Sign in to Prickle", fmt.Sprintf("Too many sign-in links were asked %s in the last minutes. Wait up to %d minutes, or use a link already sent.", asked, int(session.SignInWindow/time.Minute)), "warn"
 		h.render(w, r, http.StatusTooManyRequests, "signin.html", v)
 		return
 	}
@@ -133,7 +133,7 @@ func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Log.ErrorContext(r.Context(), "sign-in link not sent", "owner", name, "error", err.Error())
 	}
 	v.Sent = true
-	v.Notice, v.NoticeClass = fmt.Sprintf("If %s is an owner here, a sign-in link is on its way by email or Slack. It works once, for 15 minutes.", name), "ok"
+	v.Notice, v.NoticeClass = fmt.Sprintf("If %s is an owner here, a sign-in link is on its way to their email, or as a Slack direct message (never to a channel). It works once, for 15 minutes.", name), "ok"
 	h.render(w, r, http.StatusOK, "signin.html", v)
 }
 
@@ -221,7 +221,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ck, err := h.keys.Start(r.Context(), h.cfg.Store, r, c.Owner, h.now())
+	ck, err := h.keys.Start(r.Context(), h.cfg.Store, r, c.Owner, c.Via, h.now())
 	if err != nil {
 		h.failed(w, r, err)
 		return
@@ -229,50 +229,6 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, ck)
 	infoOf(r).outcome = "signed_in"
 	w.Header().Set("Location", rootOf(r.URL.Path)+takeNext(w, r))
-	w.WriteHeader(http.StatusSeeOther)
-}
-
-// signOut is POST /signout: it ends this browser's session on the server,
-// so a copy of the cookie opens nothing either.
-func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) { h.endSessions(w, r, false) }
-
-// signOutEverywhere is POST /signout-everywhere: it ends every session of
-// the signed-in owner, in every browser.
-func (h *Handler) signOutEverywhere(w http.ResponseWriter, r *http.Request) {
-	h.endSessions(w, r, true)
-}
-
-// endSessions checks the sign-out form, ends this session (or all of the
-// owner's), clears the cookie and sends the browser to sign in.
-func (h *Handler) endSessions(w http.ResponseWriter, r *http.Request, everywhere bool) {
-	ck := session.Cleared(r)
-	s, ok := h.session(r)
-	if ok {
-		r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-		if err := r.ParseForm(); err != nil || !h.sameOrigin(r) || !h.keys.CheckFormToken(s, r.PostForm.Get("csrf")) {
-			infoOf(r).outcome = "bad_csrf"
-			h.message(w, r, http.StatusForbidden, messageView{chrome: chrome{Title: "Refused"}, Heading: "Not signed out",
-				Notice: "This form did not come from Prickle's page. Use the Sign out button.", NoticeClass: "error"})
-			return
-		}
-		infoOf(r).owner = s.Owner
-		var err error
-		if everywhere {
-			ck, err = session.EndAll(r.Context(), h.cfg.Store, r, s)
-		} else {
-			ck, err = session.End(r.Context(), h.cfg.Store, r, s)
-		}
-		if err != nil {
-			h.failed(w, r, err)
-			return
-		}
-	}
-	http.SetCookie(w, ck)
-	infoOf(r).outcome = "signed_out"
-	if everywhere {
-		infoOf(r).outcome = "signed_out_everywhere"
-	}
-	w.Header().Set("Location", "signin")
 	w.WriteHeader(http.StatusSeeOther)
 }
 

@@ -244,11 +244,11 @@ func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
 	if stepID := r.PostForm.Get("step"); stepID != "" {
 		infoOf(r).kind, infoOf(r).step = "step", stepID
 		var gr *team.GrantRequest
-		if gr, err = grantRequestOf(r.PostForm, audit.ViaPage); err != nil {
+		if gr, err = grantRequestOf(r.PostForm, decidedVia(audit.ViaPage, me)); err != nil {
 			h.taskRefused(w, r, me, http.StatusBadRequest, err.Error())
 			return
 		}
-		_, err = h.cfg.Service.DecideStep(r.Context(), me.Owner, t.ID, stepID, approve, msg, audit.ViaPage)
+		_, err = h.cfg.Service.DecideStep(r.Context(), me.Owner, t.ID, stepID, approve, msg, decidedVia(audit.ViaPage, me))
 		if err == nil && gr != nil {
 			_, err = h.cfg.Service.GrantFromStep(r.Context(), me.Owner, t.ID, stepID, *gr)
 			verdict = "granted"
@@ -258,7 +258,7 @@ func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
 		if ownerOf(t.Assignee) != me.Owner {
 			err = task.Refusef("the result of task %s waits for %s's approval, not yours", t.ID, ownerOf(t.Assignee))
 		} else {
-			_, err = h.cfg.Service.DecideResult(r.Context(), me.Owner, t.ID, r.PostForm.Get("round"), approve, msg, audit.ViaPage)
+			_, err = h.cfg.Service.DecideResult(r.Context(), me.Owner, t.ID, r.PostForm.Get("round"), approve, msg, decidedVia(audit.ViaPage, me))
 		}
 	}
 	var refusal *task.Refusal

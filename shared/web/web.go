@@ -4,11 +4,11 @@
 //
 //	GET  /a/{token}        show the exact call (or the result) and Approve / Refuse; changes nothing
 //	POST /a/{token}        decide (form: decision=approve|refuse, message, csrf), then 303 to the GET
-//	GET  /signin           ask for a sign-in link (form: owner); POST asks notify to send it by email / Slack
+//	GET  /signin           ask for a sign-in link (form: owner); POST asks notify to send it by email / Slack DM
 //	GET  /signin/{token}   "Sign in as …" button; changes nothing
 //	POST /signin/{token}   use the link once, set the session cookie, 303 to /
 //	POST /signout          end this session on the server (the cookie, and any copy, opens nothing)
-//	POST /signout-everywhere end every session of the signed-in owner
+//	POST /signout-everywhere end every session of the signed-in owner and disconnect the clients they connected
 //	GET  /                 the signed-in owner's projects (or the sign-in form)
 //	GET  /p/{project}      Team Pulse; /p/{project}/pulse is its live fragment (polled by /static/pulse.js)
 //	GET  /p/{project}/tasks the board (filters: agent, type)
@@ -44,6 +44,7 @@ import (
 	"github.com/useprickle/prickle/shared/httprec"
 	"github.com/useprickle/prickle/shared/layout"
 	"github.com/useprickle/prickle/shared/link"
+	"github.com/useprickle/prickle/shared/oauthgrant"
 	"github.com/useprickle/prickle/shared/outbox"
 	"github.com/useprickle/prickle/shared/pulse"
 	"github.com/useprickle/prickle/shared/session"
@@ -83,6 +84,10 @@ type Store interface {
 	ProjectGrants(ctx context.Context, project string) ([]grant.Grant, error)
 	ProjectBudgets(ctx context.Context, project string) ([]budget.Budget, error)
 	ProjectSpend(ctx context.Context, project, day string) ([]budget.Spend, error)
+	// OwnerOAuthGrants and RevokeOAuthGrant disconnect the clients the
+	// owner's sessions connected when the owner signs out everywhere.
+	OwnerOAuthGrants(ctx context.Context, owner string) ([]oauthgrant.Grant, error)
+	RevokeOAuthGrant(ctx context.Context, id string) error
 	session.Markers
 	session.Sessions
 }

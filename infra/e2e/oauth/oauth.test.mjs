@@ -3,7 +3,9 @@
 // itself (RFC 7591), sends the owner to authorize with PKCE, and exchanges the code; headless
 // Chromium at a phone's size plays alice: the sign-in link from the dev outbox, then the consent page.
 // Then the SDK client lists tools and reads the room as the agent alice chose. axe-core checks the
-// consent and connected-applications pages. Screenshots: $ARTIFACTS/screenshots/oauth-*.png.
+// consent and connected-applications pages. Last, Sign out everywhere ends what alice's sessions
+// connected: the connector's refresh token is refused and its access token gets 401 on /mcp.
+// Screenshots: $ARTIFACTS/screenshots/oauth-*.png.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -11,7 +13,7 @@ import { resolve } from 'node:path';
 import { createServer } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { auth, discoverAuthorizationServerMetadata, startAuthorization, exchangeAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, discoverAuthorizationServerMetadata, startAuthorization, exchangeAuthorization, refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { connectSdk } from '../lib/sdk.mjs';
 import { chromium } from 'playwright-core';
 import { loadStack, skipUnlessStack, eventually, E2E_DIR, IN_CI, PROJECT } from '../lib/env.mjs';
@@ -59,6 +61,7 @@ describe('connect from the web: OAuth through the TypeScript SDK and Chromium', 
   let page;
   let callback;
   const provider = memoryProvider();
+  let documentTokens; // the metadata-document client's tokens, ended by Sign out everywhere
 
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
@@ -216,5 +219,40 @@ describe('connect from the web: OAuth through the TypeScript SDK and Chromium', 
     } finally {
       await client.close();
     }
+    documentTokens = tokens;
+  });
+
+  test('Sign out everywhere disconnects what the sessions connected: the refresh token is refused, /mcp answers 401', async () => {
+    // Whoever holds a session of alice's (a stranger who signed in as her, say) connects a client as alice/writer.
+    const held = memoryProvider();
+    assert.equal(await auth(held, { serverUrl: stack.url }), 'REDIRECT');
+    await page.goto(held.authorizationUrl.href);
+    await page.locator('input[name="agent"][value="alice/writer"]').check();
+    await Promise.all([page.waitForURL((u) => u.href.startsWith(CALLBACK)), page.locator('#allow').click()]);
+    assert.equal(await auth(held, { serverUrl: stack.url, authorizationCode: new URL(page.url()).searchParams.get('code') }), 'AUTHORIZED');
+    const metadata = await discoverAuthorizationServerMetadata(base);
+    const refresh = (refreshToken) => refreshAuthorization(base, { metadata, clientInformation: held.saved.client, refreshToken, resource: new URL(stack.url) });
+    const rotated = await refresh(held.saved.tokens.refresh_token);
+    assert.ok(rotated.access_token.startsWith('prk_o_'), 'the refresh token rotates before alice signs out');
+    const mcp = (token) => fetch(stack.url, { method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) });
+    assert.equal((await mcp(rotated.access_token)).status, 200);
+
+    // alice signs out everywhere: the client's tokens end with her sessions.
+    await page.goto(`${base}/`);
+    await Promise.all([page.waitForURL(/\/(signout-everywhere|signin)$/), page.getByRole('button', { name: 'Sign out everywhere' }).click()]);
+    assert.equal((await context.cookies()).filter((c) => c.name === 'prickle_session').length, 0, 'the session cookie is gone');
+    await assert.rejects(refresh(rotated.refresh_token), (e) => /invalid_grant|inactive|revoked/i.test(`${e.constructor?.name} ${e.errorCode ?? ''} ${e.message}`),
+      'the refresh token after sign out everywhere');
+    assert.equal((await mcp(rotated.access_token)).status, 401, 'the access token after sign out everywhere');
+    assert.equal((await mcp(documentTokens.access_token)).status, 401, "the document client's access token after sign out everywhere");
+
+    // The page says what it ended.
+    assert.equal(await page.locator('h1').innerText(), 'Signed out everywhere');
+    const ended = await page.locator('#disconnected').innerText();
+    assert.match(ended, /Prickle e2e connector acts as alice\/writer/);
+    assert.match(ended, /Document connector acts as alice\/writer/);
+    await page.screenshot({ path: resolve(SHOTS, 'oauth-signed-out-everywhere.png'), fullPage: true });
   });
 });

@@ -204,9 +204,9 @@ describe('owners at ease: grants, budgets and the audit trail end to end', { ski
       'step_asked alice/builder mcp', 'step_approved owner:alice approval link', 'grant_created owner:alice approval link',
       'step_used alice/builder mcp',
       ...Array(4).fill(`step_allowed owner:alice ${grant}`),
-      'step_asked alice/builder mcp', 'grant_revoked owner:alice task page',
+      'step_asked alice/builder mcp', 'grant_revoked owner:alice task page (signed in by email link)',
       'step_withdrawn alice/builder mcp', 'step_asked alice/builder mcp',
-      'budget_set owner:alice owners page',
+      'budget_set owner:alice owners page (signed in by email link)',
     ];
     assert.deepEqual(decisions.slice(0, want.length), want, `the audit trail in order:\n${decisions.join('\n')}`);
     const spending = decisions.slice(want.length);

@@ -263,7 +263,7 @@ describe('pages: sign-in, Team Pulse, board, task page, tool reference', { skip:
     if (existsSync(keyPath)) {
       const secret = Buffer.from(readFileSync(keyPath, 'utf8').trim(), 'hex');
       const key = createHmac('sha256', secret).update('prickle sign-in link v1').digest();
-      const claims = { kind: 'signin', owner: 'alice', exp: new Date(Date.now() - 60_000).toISOString(), nonce: uniq('expired') };
+      const claims = { kind: 'signin', owner: 'alice', exp: new Date(Date.now() - 60_000).toISOString(), nonce: uniq('expired'), via: 'email' };
       const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
       const expired = `${base}/signin/${payload}.${createHmac('sha256', key).update(payload).digest('base64url')}`;
       const r = await page.goto(expired);
@@ -332,7 +332,9 @@ describe('pages: sign-in, Team Pulse, board, task page, tool reference', { skip:
     const laptop = await signedIn('bob');
     const phone = await signedIn('bob');
     const phoneCookie = (await phone.context.cookies()).find((c) => c.name === 'prickle_session').value;
-    await Promise.all([laptop.page.waitForURL(/\/signin$/), laptop.page.getByRole('button', { name: 'Sign out everywhere' }).click()]);
+    await Promise.all([laptop.page.waitForURL(/\/signout-everywhere$/), laptop.page.getByRole('button', { name: 'Sign out everywhere' }).click()]);
+    assert.equal(await laptop.page.locator('h1').innerText(), 'Signed out everywhere');
+    assert.match(await laptop.page.locator('#disconnected').innerText(), /No application was connected/);
     const [st2, loc2] = await pagesOf(phoneCookie);
     assert.ok(st2 === 303 && loc2.endsWith('signin'), `the other browser's cookie after sign out everywhere: ${st2} to ${loc2}`);
     const r = await phone.page.goto(`${base}/p/${PROJECT}`);

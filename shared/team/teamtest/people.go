@@ -6,22 +6,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/useprickle/prickle/shared/oauthgrant"
 	"github.com/useprickle/prickle/shared/session"
 	"github.com/useprickle/prickle/shared/team"
 )
 
 // people is what the signed-in pages read beyond team.Store: owners, the
-// agents of a project, sign-in links used, sign-in requests counted and
-// the sessions recorded. Its maps are guarded by Store.mu.
+// agents of a project, sign-in links used, sign-in requests counted, the
+// sessions recorded and the clients owners connected. Its maps are guarded
+// by Store.mu.
 type people struct {
-	owners map[string]team.Owner
-	used   map[string]bool            // sign-in nonce → used
-	asked  map[string]int             // sign-in bound key → requests counted
-	live   map[string]map[string]bool // owner → session id → recorded
+	owners    map[string]team.Owner
+	used      map[string]bool             // sign-in nonce → used
+	asked     map[string]int              // sign-in bound key → requests counted
+	live      map[string]map[string]bool  // owner → session id → recorded
+	connected map[string]oauthgrant.Grant // OAuth grant id → grant
 }
 
 func newPeople() people {
-	return people{owners: map[string]team.Owner{}, used: map[string]bool{}, asked: map[string]int{}, live: map[string]map[string]bool{}}
+	return people{owners: map[string]team.Owner{}, used: map[string]bool{}, asked: map[string]int{}, live: map[string]map[string]bool{},
+		connected: map[string]oauthgrant.Grant{}}
 }
 
 // AddOwner seeds an owner, replacing any with the same name.
