@@ -321,3 +321,57 @@ func TestAuditEntriesAreAppendOnly(t *testing.T) {
 		t.Fatal("an entry without a project was stored")
 	}
 }
+
+// TestPatternGrantsAskForTheReviewedNearMisses is the security review's
+// attack on pattern grants, through request_step and the emulator: a grant
+// for ".../src/*" on Write's file_path and one for "git push origin *" on
+// Bash's command allow what their owner meant and ask for the rest.
+func TestPatternGrantsAskForTheReviewedNearMisses(t *testing.T) {
+	f := newOwnersFixture(t)
+	ctx := context.Background()
+	n := 0
+	ask := func(tool, field, value string) team.RequestStepOutput {
+		t.Helper()
+		n++
+		in, _ := json.Marshal(map[string]string{field: value})
+		out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: tool, Input: in, ToolUseID: fmt.Sprintf("tu_%d", n), Kind: "destructive"})
+		if err != nil {
+			t.Fatalf("request_step %s %q: %v", tool, value, err)
+		}
+		return out
+	}
+	give := func(tool, field, value, pattern string) {
+		t.Helper()
+		first := ask(tool, field, value)
+		if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, first.StepID, true, "", audit.ViaPage); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.GrantFromStep(ctx, "alice", f.task.ID, first.StepID, team.GrantRequest{Scope: grant.ScopePattern, Hours: 2, Field: field, Pattern: pattern, Via: audit.ViaPage}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const src = "/home/alice/proj/src/"
+	give("Write", "file_path", src+"app.go", src+"*")
+	give("Bash", "command", "git push origin main", "git push origin *")
+	for _, c := range []struct {
+		tool, field, value string
+		allowed            bool
+	}{
+		{"Write", "file_path", src + "util.go", true},
+		{"Write", "file_path", src + "../../home/alice/.ssh/authorized_keys", false},
+		{"Write", "file_path", src + "../.github/workflows/deploy.yml", false},
+		{"Bash", "command", "git push origin release", true},
+		{"Bash", "command", "git push origin --receive-pack='touch /tmp/x' main", false},
+		{"Bash", "command", "git push origin main --exec=/tmp/evil", false},
+		{"Bash", "command", "git push origin :main", false},
+		{"Bash", "command", "git push origin --delete main", false},
+	} {
+		out := ask(c.tool, c.field, c.value)
+		if allowed := out.Behavior == "allow"; allowed != c.allowed {
+			t.Errorf("%s %q = %s %s %q; want allowed %v", c.tool, c.value, out.Status, out.Behavior, out.Message, c.allowed)
+		}
+		if !c.allowed && out.Status != step.Pending {
+			t.Errorf("%s %q = %s; want asked of the owner", c.tool, c.value, out.Status)
+		}
+	}
+}

@@ -23,16 +23,18 @@ import (
 // DefaultGrantHours is the length a grant form offers first.
 const DefaultGrantHours = 8
 
-// grantChoice is what a decide form offers besides "approve once" for one step.
+// grantChoice is what a decide form offers besides "approve once" for one
+// step, with how a pattern on its field reads.
 type grantChoice struct {
 	Field, Pattern string
 	Hours          int
 	MaxHours       int
+	Syntax         syntaxView
 }
 
 func grantChoiceOf(s step.Step) grantChoice {
 	field, value := grant.DefaultField(s.Input)
-	return grantChoice{Field: field, Pattern: value, Hours: DefaultGrantHours, MaxHours: grant.MaxHours}
+	return grantChoice{Field: field, Pattern: value, Hours: DefaultGrantHours, MaxHours: grant.MaxHours, Syntax: viewSyntax(grant.SyntaxOf(field))}
 }
 
 // grantRequestOf reads the grant part of a decide form: nil for "approve

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -99,6 +100,57 @@ func runOwners(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		}
 		if page := alice.get("/t/" + tk.ID + "?decided=revoked"); !strings.Contains(page.text, "revoked") || strings.Contains(page.raw, `id="revoke-`+grantID+`"`) {
 			t.Errorf("task page after revoking:\n%s", page.text)
+		}
+	})
+
+	t.Run("task page: the grant form says how its field's pattern reads; a path grant stays in its directory", func(t *testing.T) {
+		e := newRoomEnv(t, newStore(t))
+		tk := e.workingTask("tsk_paths", "alice/writer", "bob/reviewer")
+		run := identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindRun, TaskID: tk.ID, RunID: "run_paths"}
+		write := func(path, toolUseID string) team.RequestStepOutput {
+			t.Helper()
+			in, _ := json.Marshal(map[string]string{"file_path": path, "content": "x"})
+			out, err := e.svc.RequestStep(context.Background(), run, team.RequestStepInput{ToolName: "Write", Input: in, ToolUseID: toolUseID, Kind: "destructive"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		const src = "/srv/site/src/"
+		asked := write(src+"index.html", "tu_1")
+		alice := e.signIn("alice")
+		page := alice.get("/t/" + tk.ID)
+		for _, want := range []string{`name="field" value="file_path"`, `value="` + src + `index.html"`,
+			"are read as paths", "<code>/srv/app/src/*</code>", `<code class="refuses">/srv/app/src/../.github/workflows/deploy.yml</code>`} {
+			if !strings.Contains(page.raw, want) {
+				t.Errorf("task page lacks %q", want)
+			}
+		}
+		csrf := formToken(t, page)
+		if r := alice.do(http.MethodPost, "/t/"+tk.ID, url.Values{"csrf": {csrf}, "step": {asked.StepID}, "decision": {"approve"},
+			"grant": {"pattern"}, "field": {"file_path"}, "pattern": {src + "../*"}, "hours": {"8"}}); r.status != http.StatusBadRequest || !strings.Contains(r.text, "cannot hold a .. name") {
+			t.Fatalf("a pattern with .. = %d:\n%s", r.status, r.text)
+		}
+		if r := alice.do(http.MethodPost, "/t/"+tk.ID, url.Values{"csrf": {csrf}, "step": {asked.StepID}, "decision": {"approve"},
+			"grant": {"pattern"}, "field": {"file_path"}, "pattern": {src + "*"}, "hours": {"8"}}); r.status != http.StatusSeeOther {
+			t.Fatalf("approve with a path grant = %d:\n%s", r.status, r.text)
+		}
+		for i, c := range []struct {
+			path    string
+			allowed bool
+		}{{src + "about.html", true}, {src + "../.github/workflows/deploy.yml", false}, {src + "assets/app.js", false}, {src + ".env", false}} {
+			if out := write(c.path, fmt.Sprintf("tu_w%d", i)); (out.Behavior == "allow") != c.allowed {
+				t.Errorf("Write %s = %+v, want allowed %v", c.path, out, c.allowed)
+			}
+		}
+		// A Bash step's form explains commands, with the reviewed near misses.
+		push := e.push(tk.ID, "main", "tu_p")
+		page = alice.get("/t/" + tk.ID)
+		for _, want := range []string{"is read as a shell command", `<code class="refuses">git push origin --delete main</code>`, `<code class="refuses">git push origin :main</code>`,
+			`<code class="refuses">git push origin main --exec=/tmp/evil</code>`, "<code>; &amp; | &lt; &gt; ` $ ( ) \\</code>"} {
+			if !strings.Contains(page.raw, want) {
+				t.Errorf("task page (step %s) lacks %q", push.StepID, want)
+			}
 		}
 	})
 
