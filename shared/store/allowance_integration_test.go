@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/budget"
 	"github.com/useprickle/prickle/shared/grant"
@@ -235,7 +239,7 @@ func TestRacingGrantUses(t *testing.T) {
 func TestRacingSpendingNeverOverspends(t *testing.T) {
 	f := newOwnersFixture(t)
 	ctx := context.Background()
-	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true}, audit.ViaPage); err != nil {
+	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true, AmountField: "usd"}, audit.ViaPage); err != nil {
 		t.Fatal(err)
 	}
 	const n = 20
@@ -250,7 +254,7 @@ func TestRacingSpendingNeverOverspends(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits",
-				Input: json.RawMessage(fmt.Sprintf(`{"pack":%d}`, i)), ToolUseID: fmt.Sprintf("tu_%d", i),
+				Input: json.RawMessage(fmt.Sprintf(`{"pack":%d,"usd":5}`, i)), ToolUseID: fmt.Sprintf("tu_%d", i),
 				Kind: "spending", Amount: &step.Amount{Value: 5, Unit: "USD"}})
 			answers[i] = answer{out, err}
 		}()
@@ -281,7 +285,7 @@ func TestRacingSpendingNeverOverspends(t *testing.T) {
 		t.Fatalf("allowed %d (asked %d), spent %s USD; want 10 and exactly 50", allowed, asked, spent)
 	}
 	// Beyond the budget the owner is asked and told what is left.
-	out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(`{"pack":99}`),
+	out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(`{"pack":99,"usd":0.5}`),
 		ToolUseID: "tu_99", Kind: "spending", Amount: &step.Amount{Value: 0.5, Unit: "USD"}})
 	if err != nil || out.Status != step.Pending || !strings.Contains(out.Message, "over budget") {
 		t.Fatalf("over budget = %+v, %v", out, err)
@@ -296,7 +300,7 @@ func TestRacingSpendingNeverOverspends(t *testing.T) {
 		}
 	}
 	// Another unit, or no amount, is never allowed by the USD budget.
-	if out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy", Input: json.RawMessage(`{"x":1}`), ToolUseID: "tu_e",
+	if out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy", Input: json.RawMessage(`{"usd":1}`), ToolUseID: "tu_e",
 		Kind: "spending", Amount: &step.Amount{Value: 1, Unit: "EUR"}}); err != nil || out.Behavior == "allow" {
 		t.Fatalf("EUR spend = %+v, %v; want asked", out, err)
 	}
@@ -373,5 +377,155 @@ func TestPatternGrantsAskForTheReviewedNearMisses(t *testing.T) {
 		if !c.allowed && out.Status != step.Pending {
 			t.Errorf("%s %q = %s; want asked of the owner", c.tool, c.value, out.Status)
 		}
+	}
+}
+
+// TestBudgetIsNotDebitedLessThanTheCallSays is the security review's attack
+// on auto-allow budgets: a spending step that declares 0.01 USD for a call
+// charging 5000 is asked of the owner, and nothing is debited.
+func TestBudgetIsNotDebitedLessThanTheCallSays(t *testing.T) {
+	f := newOwnersFixture(t)
+	ctx := context.Background()
+	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true, AmountField: "amount"}, audit.ViaPage); err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "Bash",
+		Input:     json.RawMessage(`{"command":"curl -X POST https://payments.example/charge -d amount=5000"}`),
+		ToolUseID: "tu_curl", Kind: "spending", Target: "payments.example", Amount: &step.Amount{Value: 0.01, Unit: "USD"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Behavior == "allow" || out.Status != step.Pending {
+		t.Fatalf("a step declaring 0.01 USD for a 5000 charge = %s %s %q; want asked", out.Status, out.Behavior, out.Message)
+	}
+	if !strings.Contains(out.Message, "not allowed by the budget: the call's input holds no amount in field amount") {
+		t.Errorf("the answer does not say why it asks: %q", out.Message)
+	}
+	key := budget.Spend{Project: "web", Owner: "alice", Unit: "USD", Agent: "alice/builder", Day: budget.Day(time.Now())}
+	spent := func() budget.Micros {
+		t.Helper()
+		m, err := f.store.Spent(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if got := spent(); got != 0 {
+		t.Fatalf("spent %s; want nothing debited", got)
+	}
+	// Auto-allow needs to know where the amount is.
+	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true}, audit.ViaPage); err == nil {
+		t.Fatal("a budget that auto-allows without an amount field was saved")
+	}
+	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true,
+		AmountTool: "charge", AmountField: "amount"}, audit.ViaPage); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	charge := func(tool, input string, declared float64) team.RequestStepOutput {
+		t.Helper()
+		n++
+		out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: tool, Input: json.RawMessage(input),
+			ToolUseID: fmt.Sprintf("tu_%d", n), Kind: "spending", Amount: &step.Amount{Value: declared, Unit: "USD"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		tool, input string
+		declared    float64
+		why         string
+	}{
+		{"charge", `{"amount":5000,"to":"acct_1"}`, 0.01, "the step declares 0.01 USD but its input's amount says 5000 USD"},
+		{"charge", `{"amount":5.0000001}`, 5, "the step declares 5 USD but its input's amount says 5.000001 USD"},
+		{"charge", `{"amount":"5"}`, 5, "the call's input holds no amount in field amount"},
+		{"charge", `{"cents":500}`, 5, "the call's input holds no amount in field amount"},
+		{"charge", `{"amount":-5}`, 0, "not an amount between 0 and"},
+		{"charge", `{"amount":1e400}`, 5, "not an amount between 0 and"},
+		{"refund", `{"amount":5}`, 5, "reads amounts from charge calls only, not refund"},
+	} {
+		out := charge(c.tool, c.input, c.declared)
+		if out.Behavior == "allow" || out.Status != step.Pending || !strings.Contains(out.Message, c.why) {
+			t.Errorf("%s %s declaring %v = %s %s %q; want asked, saying %q", c.tool, c.input, c.declared, out.Status, out.Behavior, out.Message, c.why)
+		}
+	}
+	if got := spent(); got != 0 {
+		t.Fatalf("spent %s; want nothing debited", got)
+	}
+	if out := charge("charge", `{"amount":5,"to":"acct_1"}`, 5); out.Behavior != "allow" {
+		t.Fatalf("a charge whose input holds the declared 5 USD = %s %q; want allowed", out.Status, out.Message)
+	}
+	if got := spent(); got != 5*budget.Scale {
+		t.Fatalf("spent %s; want 5", got)
+	}
+}
+
+// TestBudgetStoredBeforeAmountFieldsAsks: a budget item stored before
+// budgets named where the amount is reads back without one, and allows
+// nothing without asking, saying why.
+func TestBudgetStoredBeforeAmountFieldsAsks(t *testing.T) {
+	f := newOwnersFixture(t)
+	ctx := context.Background()
+	old := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "BUDGETS#web"}, "sk": &types.AttributeValueMemberS{Value: "alice#USD"},
+		"type": &types.AttributeValueMemberS{Value: "budget"}, "budget_project": &types.AttributeValueMemberS{Value: "web"},
+		"owner": &types.AttributeValueMemberS{Value: "alice"}, "unit": &types.AttributeValueMemberS{Value: "USD"},
+		"per_agent_per_day": &types.AttributeValueMemberN{Value: "50000000"}, "auto_allow": &types.AttributeValueMemberBOOL{Value: true},
+		"set_by": &types.AttributeValueMemberS{Value: "alice"}, "set_at": &types.AttributeValueMemberS{Value: "2026-11-01T10:00:00Z"},
+	}
+	if _, err := f.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.tables.Tasks), Item: old}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.store.Budget(ctx, "web", "alice", "USD")
+	if err != nil || !b.AutoAllow || b.AmountField != "" || b.AmountTool != "" || b.PerAgentPerDay != 50*budget.Scale {
+		t.Fatalf("old budget = %+v, %v", b, err)
+	}
+	out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(`{"amount":5}`),
+		ToolUseID: "tu_old", Kind: "spending", Amount: &step.Amount{Value: 5, Unit: "USD"}})
+	if err != nil || out.Status != step.Pending || !strings.Contains(out.Message, "does not say which input field holds a call's amount") {
+		t.Fatalf("spending under an old budget = %+v, %v; want asked, saying why", out, err)
+	}
+}
+
+// TestHandApprovedSpendIsCountedWhenApproved: the owner's yes counts against
+// the budget at once (the owners page shows it), and the run's use of the
+// step later counts nothing more.
+func TestHandApprovedSpendIsCountedWhenApproved(t *testing.T) {
+	f := newOwnersFixture(t)
+	ctx := context.Background()
+	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale}, audit.ViaPage); err != nil {
+		t.Fatal(err)
+	}
+	key := budget.Spend{Project: "web", Owner: "alice", Unit: "USD", Agent: "alice/builder", Day: budget.Day(time.Now())}
+	spent := func() budget.Micros {
+		t.Helper()
+		m, err := f.store.Spent(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	in := team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(`{"pack":1,"usd":7}`), ToolUseID: "tu_buy",
+		Kind: "spending", Amount: &step.Amount{Value: 7, Unit: "USD"}}
+	asked, err := f.svc.RequestStep(ctx, f.run, in)
+	if err != nil || asked.Status != step.Pending {
+		t.Fatalf("asked = %+v, %v", asked, err)
+	}
+	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, asked.StepID, true, "", audit.ViaPage); err != nil {
+		t.Fatal(err)
+	}
+	if got := spent(); got != 7*budget.Scale {
+		t.Fatalf("right after the approval, spent %s USD; want 7", got)
+	}
+	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, asked.StepID, true, "", audit.ViaLink); err == nil {
+		t.Fatal("a step was approved twice")
+	}
+	used, err := f.svc.RequestStep(ctx, f.run, in)
+	if err != nil || used.Behavior != "allow" {
+		t.Fatalf("the run's use = %+v, %v", used, err)
+	}
+	if got := spent(); got != 7*budget.Scale {
+		t.Fatalf("after the run used the step, spent %s USD; want still 7", got)
 	}
 }

@@ -180,9 +180,6 @@ func (s *Service) answer(ctx context.Context, c identity.Caller, st step.Step, t
 			return RequestStepOutput{}, fmt.Errorf("store step %s: %w", st.ID, err)
 		}
 	}
-	if out.Status == step.Consumed && st.AllowedBy == "" {
-		s.recordSpend(ctx, st, s.now())
-	}
 	return out, nil
 }
 
@@ -215,6 +212,11 @@ func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, 
 		decided.ExpiresAt = now.Add(step.UseWindow)
 	}
 	change := StepChange{Steps: []StepWrite{{Step: decided, Prev: step.Pending}}, At: now}
+	if approve {
+		if change.Spend, err = s.approvedSpend(ctx, st, now); err != nil {
+			return step.Step{}, err
+		}
+	}
 	t, err := s.Store.Task(ctx, taskID)
 	if err != nil {
 		return step.Step{}, fmt.Errorf("load task %s: %w", taskID, err)
