@@ -10,7 +10,6 @@ import (
 	"github.com/useprickle/prickle/shared/budget"
 	"github.com/useprickle/prickle/shared/grant"
 	"github.com/useprickle/prickle/shared/step"
-	"github.com/useprickle/prickle/shared/task"
 )
 
 // What request_step says when a grant or a budget allowed the call without asking.
@@ -26,7 +25,7 @@ const (
 type allowance struct {
 	by, owner, note string
 	grant           string
-	// refund gives a budget's debit back if the step cannot be stored.
+	// refund gives a budget's debit back if the step is not stored allowed.
 	refund func(context.Context)
 }
 
@@ -100,6 +99,7 @@ func (s *Service) allowance(ctx context.Context, call grant.Call, ns step.Step, 
 // client's permission layer asks (tool_use_id), else approved for the
 // 15-minute use window. The task does not wait and nobody is notified; the
 // audit entry of the step write says which grant or budget allowed it.
+// ErrConflict: a racing write landed first (RequestStep reads again).
 func (s *Service) allowAtOnce(ctx context.Context, ns step.Step, al allowance, toolUseID string, change StepChange, now time.Time) (RequestStepOutput, error) {
 	ns.AllowedBy, ns.DecidedBy, ns.DecidedAt, ns.BudgetNote = al.by, al.owner, &now, al.note
 	ns.Status, ns.ExpiresAt = step.Approved, now.Add(step.UseWindow)
@@ -115,12 +115,6 @@ func (s *Service) allowAtOnce(ctx context.Context, ns step.Step, al allowance, t
 	change.Steps = append(change.Steps, StepWrite{Step: ns})
 	change.At = now
 	if err := s.Store.SaveSteps(ctx, change); err != nil {
-		if al.refund != nil {
-			al.refund(context.WithoutCancel(ctx))
-		}
-		if errors.Is(err, ErrConflict) {
-			return RequestStepOutput{}, task.Refusef("task %s changed while asking; call request_step again", ns.TaskID)
-		}
 		return RequestStepOutput{}, fmt.Errorf("store allowed step: %w", err)
 	}
 	s.publish(ctx, expiredEvents(change, now)...)
