@@ -17,6 +17,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/budget"
+	"github.com/useprickle/prickle/shared/bus"
 	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/grant"
 	"github.com/useprickle/prickle/shared/identity"
@@ -68,6 +69,16 @@ func newOwnersFixture(t *testing.T) ownersFixture {
 	}
 	return ownersFixture{fixture: f, svc: svc, task: m.Task,
 		run: identity.Caller{Agent: "alice/builder", Owner: "alice", Kind: identity.KindRun, TaskID: tk.ID, RunID: "run_1"}}
+}
+
+// spent is what alice/builder spent today in USD.
+func (f ownersFixture) spent(t *testing.T) budget.Micros {
+	t.Helper()
+	m, err := f.store.Spent(context.Background(), budget.Spend{Project: "web", Owner: "alice", Unit: "USD", Agent: "alice/builder", Day: budget.Day(time.Now())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func (f ownersFixture) push(t *testing.T, branch, toolUseID string) team.RequestStepOutput {
@@ -234,31 +245,6 @@ func TestRacingGrantUses(t *testing.T) {
 	}
 }
 
-// recordedEvents keeps what the service publishes.
-type recordedEvents struct {
-	mu     sync.Mutex
-	events []event.Event
-}
-
-func (r *recordedEvents) Publish(_ context.Context, events ...event.Event) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, events...)
-	return nil
-}
-
-func (r *recordedEvents) of(t event.Type) []event.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []event.Event
-	for _, e := range r.events {
-		if e.Type == t {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // TestRacingSpendingNeverOverspends is acceptance 3 of issue 13: 20 racing
 // spending steps of 5 USD against a 50 USD budget allow at most 50 USD. Each
 // racer is answered as the seed says, with no tool error: allowed, or denied
@@ -267,7 +253,7 @@ func (r *recordedEvents) of(t event.Type) []event.Event {
 func TestRacingSpendingNeverOverspends(t *testing.T) {
 	f := newOwnersFixture(t)
 	ctx := context.Background()
-	events := &recordedEvents{}
+	events := &bus.Recorder{}
 	f.svc.Events = events
 	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true, AmountField: "usd"}, audit.ViaPage); err != nil {
 		t.Fatal(err)
@@ -310,11 +296,7 @@ func TestRacingSpendingNeverOverspends(t *testing.T) {
 			t.Errorf("answer %d: %+v", i, a.out)
 		}
 	}
-	spent, err := f.store.Spent(ctx, budget.Spend{Project: "web", Owner: "alice", Unit: "USD", Agent: "alice/builder", Day: budget.Day(time.Now())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if allowed != 10 || waiting != 10 || spent != 50*budget.Scale {
+	if spent := f.spent(t); allowed != 10 || waiting != 10 || spent != 50*budget.Scale {
 		t.Fatalf("allowed %d, waiting %d, spent %s USD; want 10, 10 and exactly 50", allowed, waiting, spent)
 	}
 	// One step waits, the owner is asked once about it, and it says what is left.
@@ -328,7 +310,12 @@ func TestRacingSpendingNeverOverspends(t *testing.T) {
 			stored = append(stored, s.ID)
 		}
 	}
-	asked := events.of(event.StepRequested)
+	var asked []event.Event
+	for _, e := range events.Events() {
+		if e.Type == event.StepRequested {
+			asked = append(asked, e)
+		}
+	}
 	if len(stored) != 1 || len(pendingIDs) != 1 || pendingIDs[0] != stored[0] || len(asked) != 1 || asked[0].Step.ID != stored[0] {
 		t.Fatalf("pending stored %v, answered pending %v, owner asked %d times; want one step, asked once", stored, pendingIDs, len(asked))
 	}
@@ -457,16 +444,7 @@ func TestBudgetIsNotDebitedLessThanTheCallSays(t *testing.T) {
 	if !strings.Contains(out.Message, "not allowed by the budget: the call's input holds no amount in field amount") {
 		t.Errorf("the answer does not say why it asks: %q", out.Message)
 	}
-	key := budget.Spend{Project: "web", Owner: "alice", Unit: "USD", Agent: "alice/builder", Day: budget.Day(time.Now())}
-	spent := func() budget.Micros {
-		t.Helper()
-		m, err := f.store.Spent(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	if got := spent(); got != 0 {
+	if got := f.spent(t); got != 0 {
 		t.Fatalf("spent %s; want nothing debited", got)
 	}
 	// Auto-allow needs to know where the amount is.
@@ -506,13 +484,13 @@ func TestBudgetIsNotDebitedLessThanTheCallSays(t *testing.T) {
 			t.Errorf("%s %s declaring %v = %s %s %q; want asked, saying %q", c.tool, c.input, c.declared, out.Status, out.Behavior, out.Message, c.why)
 		}
 	}
-	if got := spent(); got != 0 {
+	if got := f.spent(t); got != 0 {
 		t.Fatalf("spent %s; want nothing debited", got)
 	}
 	if out := charge("charge", `{"amount":5,"to":"acct_1"}`, 5); out.Behavior != "allow" {
 		t.Fatalf("a charge whose input holds the declared 5 USD = %s %q; want allowed", out.Status, out.Message)
 	}
-	if got := spent(); got != 5*budget.Scale {
+	if got := f.spent(t); got != 5*budget.Scale {
 		t.Fatalf("spent %s; want 5", got)
 	}
 }
@@ -553,15 +531,6 @@ func TestHandApprovedSpendIsCountedWhenApproved(t *testing.T) {
 	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale}, audit.ViaPage); err != nil {
 		t.Fatal(err)
 	}
-	key := budget.Spend{Project: "web", Owner: "alice", Unit: "USD", Agent: "alice/builder", Day: budget.Day(time.Now())}
-	spent := func() budget.Micros {
-		t.Helper()
-		m, err := f.store.Spent(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
 	in := team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(`{"pack":1,"usd":7}`), ToolUseID: "tu_buy",
 		Kind: "spending", Amount: &step.Amount{Value: 7, Unit: "USD"}}
 	asked, err := f.svc.RequestStep(ctx, f.run, in)
@@ -571,7 +540,7 @@ func TestHandApprovedSpendIsCountedWhenApproved(t *testing.T) {
 	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, asked.StepID, true, "", audit.ViaPage); err != nil {
 		t.Fatal(err)
 	}
-	if got := spent(); got != 7*budget.Scale {
+	if got := f.spent(t); got != 7*budget.Scale {
 		t.Fatalf("right after the approval, spent %s USD; want 7", got)
 	}
 	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, asked.StepID, true, "", audit.ViaLink); err == nil {
@@ -581,7 +550,7 @@ func TestHandApprovedSpendIsCountedWhenApproved(t *testing.T) {
 	if err != nil || used.Behavior != "allow" {
 		t.Fatalf("the run's use = %+v, %v", used, err)
 	}
-	if got := spent(); got != 7*budget.Scale {
+	if got := f.spent(t); got != 7*budget.Scale {
 		t.Fatalf("after the run used the step, spent %s USD; want still 7", got)
 	}
 }
