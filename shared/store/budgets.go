@@ -19,9 +19,11 @@ import (
 //	budget pk BUDGETS#<project>  sk <owner>#<unit>               amount_field, amount_tool (absent before they existed)
 //	spend  pk SPEND#<project>    sk <day>#<owner>#<unit>#<owner/agent>   spent (micros), ttl
 //
-// A spend item is one agent's day in one unit; it is only ever changed by an
-// ADD whose condition keeps the total within the limit, so racing debits
-// never overspend. Spend items expire SpendRetention after their day.
+// A spend item is one agent's day in one unit, only ever changed by an ADD:
+// a debit without asking is conditioned on the total staying within the
+// limit, so racing debits never overspend; an owner's approval adds its
+// amount with no limit, in the decision's transaction (SaveSteps). Spend
+// items expire SpendRetention after their day.
 const SpendRetention = 40 * 24 * time.Hour
 
 func budgetsPK(project string) string { return "BUDGETS#" + project }

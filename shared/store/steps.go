@@ -107,9 +107,10 @@ func (s *Store) StepsForTask(ctx context.Context, taskID string) ([]step.Step, e
 }
 
 // SaveSteps writes the steps, each only if its stored status is still its
-// Prev (or, Prev empty, only if it is new), the audit entry of each, the
-// task move and the spend added if any, as one transaction: a single failed condition is
-// ErrConflict and nothing is written, so no step changes without its entry.
+// Prev (or, Prev empty, only if it is new), the audit entry of each, and the
+// task move and the spend added if any, as one transaction: a single failed
+// condition is ErrConflict and nothing is written, so no step changes
+// without its entry.
 func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
 	var items []types.TransactWriteItem
 	for i, w := range c.Steps {

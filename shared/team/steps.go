@@ -226,11 +226,11 @@ func (s *Service) askOnce(ctx context.Context, a *asking, t task.Task) (RequestS
 	return RequestStepOutput{StepID: ns.ID, Status: step.Pending, Behavior: "deny", Message: msg}, nil
 }
 
-// joinWaiting answers a new step that lost the race to ask: waiting, the
-// step that won, was asked at the same moment, and one step waits at a
-// time. The new step is stored withdrawn (the owner is asked once, about
-// the step that waits) and the run is told to wait for its owner too, and
-// to ask for this call again when it is resumed.
+// joinWaiting answers a new step that lost the race to ask to waiting, a
+// step asked at the same moment. One step waits at a time, so the new step
+// is stored withdrawn (the owner is asked once, about the step that waits),
+// and the run is told to wait for its owner too and to ask for this call
+// again once it is resumed.
 func (s *Service) joinWaiting(ctx context.Context, ns step.Step, waiting step.Step, change StepChange) (RequestStepOutput, error) {
 	ns.Status = step.Withdrawn
 	change.Steps = append(change.Steps, StepWrite{Step: ns})
