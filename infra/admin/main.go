@@ -51,8 +51,9 @@ commands:
                  for its runner to claim (POST /runner/claim with the agent token)
   grants         --project P                   lists the project's standing grants (live, expired, revoked)
   revoke-grant   --owner O --project P --grant G   revokes a grant the owner gave
-  set-budget     --owner O --project P --unit USD --limit 50 [--auto-allow]
-                 the owner's daily budget per agent for their agents in the project
+  set-budget     --owner O --project P --unit USD --limit 50 [--amount-field F [--amount-tool T]] [--auto-allow]
+                 the owner's daily budget per agent for their agents in the project; auto-allow
+                 needs the input field (of tool T's calls) that holds a call's amount in the unit
   audit          --project P [--format csv|json]   prints the project's audit trail
   reopen-signin  --owner O                     clears O's count of sign-in links of the current window,
                  when strangers used it up; the addresses that did stay refused until it ends
@@ -122,7 +123,9 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 	grantID := fs.String("grant", "", "grant id (revoke-grant)")
 	unit := fs.String("unit", "", "budget unit, e.g. USD (set-budget)")
 	limit := fs.String("limit", "", "budget per agent per day, in units (set-budget)")
-	autoAllow := fs.Bool("auto-allow", false, "allow spending within the budget without asking (set-budget)")
+	autoAllow := fs.Bool("auto-allow", false, "allow spending within the budget without asking (set-budget; needs --amount-field)")
+	amountField := fs.String("amount-field", "", "input field that holds a call's amount in the unit (set-budget)")
+	amountTool := fs.String("amount-tool", "", "the one tool whose calls --amount-field reads; any tool's if omitted (set-budget)")
 	format := fs.String("format", "csv", "audit output: csv or json")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -239,7 +242,7 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		b := budget.Budget{Project: *project, Owner: *owner, Unit: *unit, PerAgentPerDay: perDay, AutoAllow: *autoAllow}
+		b := budget.Budget{Project: *project, Owner: *owner, Unit: *unit, PerAgentPerDay: perDay, AutoAllow: *autoAllow, AmountField: *amountField, AmountTool: *amountTool}
 		return refusalAsError(team.New(st).SetBudget(ctx, b, audit.ViaAdmin))
 	case "audit":
 		if err := need(map[string]string{"project": *project}); err != nil {

@@ -68,21 +68,43 @@ type Budget struct {
 	// PerAgentPerDay is how much each of the owner's agents may spend per UTC day.
 	PerAgentPerDay Micros `json:"per_agent_per_day"`
 	// AutoAllow lets a spending step within what is left be allowed without
-	// asking; off, the owner is asked every time and told what is left.
-	AutoAllow bool      `json:"auto_allow"`
-	SetBy     string    `json:"set_by"`
-	SetAt     time.Time `json:"set_at"`
+	// asking, when the call's input holds the amount it declares where the
+	// budget reads it (AmountOf); off, the owner is asked every time and
+	// told what is left.
+	AutoAllow bool `json:"auto_allow"`
+	// AmountField is the top-level input field whose number is a call's
+	// amount in the budget's unit; AmountTool, if set, the one tool whose
+	// calls the budget reads (any tool's otherwise). A budget stored before
+	// they existed has neither, and allows nothing without asking.
+	AmountField string    `json:"amount_field,omitempty"`
+	AmountTool  string    `json:"amount_tool,omitempty"`
+	SetBy       string    `json:"set_by"`
+	SetAt       time.Time `json:"set_at"`
 }
 
-var unitPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,15}$`)
+var (
+	unitPattern  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,15}$`)
+	fieldPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
+	// toolPattern is request_step's tool_name pattern and length.
+	toolPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,200}$`)
+)
 
-// Check refuses a budget that cannot be kept: a missing unit or a limit out of bounds.
+// Check refuses a budget that cannot be kept: a missing unit, a limit out of
+// bounds, or auto-allow without knowing where a call holds its amount.
 func (b Budget) Check() error {
-	if !unitPattern.MatchString(b.Unit) {
+	switch {
+	case !unitPattern.MatchString(b.Unit):
 		return fmt.Errorf("unit %q: letters, digits, _ and -, at most 16, starting with a letter (e.g. USD)", b.Unit)
-	}
-	if b.PerAgentPerDay < 0 || b.PerAgentPerDay > MaxLimit*Scale {
+	case b.PerAgentPerDay < 0 || b.PerAgentPerDay > MaxLimit*Scale:
 		return fmt.Errorf("a daily limit is between 0 and %d %s", MaxLimit, b.Unit)
+	case b.AmountField != "" && !fieldPattern.MatchString(b.AmountField):
+		return fmt.Errorf("input field %q: a letter or _, then letters, digits, _, . and -, at most 64 (e.g. amount)", b.AmountField)
+	case b.AmountTool != "" && !toolPattern.MatchString(b.AmountTool):
+		return fmt.Errorf("tool %q: letters, digits, _, ., : and -, at most 200 (e.g. buy_credits)", b.AmountTool)
+	case b.AmountTool != "" && b.AmountField == "":
+		return fmt.Errorf("name the input field of %s calls that holds the amount", b.AmountTool)
+	case b.AutoAllow && b.AmountField == "":
+		return fmt.Errorf("auto-allow needs the input field that holds a call's amount in %s (e.g. amount): without it, a budget can only trust the amount an agent declares", b.Unit)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package budget_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +85,77 @@ func TestCheckLeftNote(t *testing.T) {
 	}
 	if d := budget.Day(time.Date(2026, 12, 1, 23, 59, 0, 0, time.FixedZone("x", -3600))); d != "2026-12-02" {
 		t.Errorf("Day is UTC: got %s", d)
+	}
+}
+
+func TestCheckNeedsWhereTheAmountIsForAutoAllow(t *testing.T) {
+	b := budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale}
+	cases := []struct {
+		field, tool string
+		auto, ok    bool
+	}{
+		{"", "", false, true},
+		{"", "", true, false},
+		{"amount", "", true, true},
+		{"amount", "buy_credits", true, true},
+		{"", "buy_credits", false, false},
+		{"a b", "", true, false},
+		{"1st", "", true, false},
+		{"amount", "buy credits", true, false},
+	}
+	for _, c := range cases {
+		x := b
+		x.AmountField, x.AmountTool, x.AutoAllow = c.field, c.tool, c.auto
+		if err := x.Check(); (err == nil) != c.ok {
+			t.Errorf("Check(field %q, tool %q, auto %v) = %v, want ok=%v", c.field, c.tool, c.auto, err, c.ok)
+		}
+	}
+}
+
+func TestAmountOfAndChecked(t *testing.T) {
+	b := budget.Budget{Owner: "alice", Unit: "USD", AmountField: "amount", AmountTool: "charge"}
+	cases := []struct {
+		tool, input string
+		want        string // the amount read, or why not
+	}{
+		{"charge", `{"amount":5}`, "5"},
+		{"charge", `{"amount":12.50}`, "12.5"},
+		{"charge", `{"amount":0.0000001}`, "0.000001"},
+		{"charge", `{"amount":5.0000001}`, "5.000001"},
+		{"charge", `{"amount":1.5e2}`, "150"},
+		{"charge", `{"amount":0}`, "0"},
+		{"charge", `{"amount":"5"}`, "holds no amount in field amount"},
+		{"charge", `{"amount":null}`, "holds no amount in field amount"},
+		{"charge", `{"amount":{"value":5}}`, "holds no amount in field amount"},
+		{"charge", `{"total":5}`, "holds no amount in field amount"},
+		{"charge", `{"amount":-1}`, "not an amount between 0 and 1000000000"},
+		{"charge", `{"amount":1000000001}`, "not an amount between 0 and 1000000000"},
+		{"charge", `{"amount":1e31}`, "not an amount between 0 and"},
+		{"charge", `{"amount":1e-400}`, "not an amount between 0 and"},
+		{"charge", `{"amount":1.00000000000000000000000000000000000000000000000000000000000000001}`, "not an amount between 0 and"},
+		{"refund", `{"amount":5}`, "reads amounts from charge calls only, not refund"},
+		{"charge", `[5]`, "not an object"},
+	}
+	for _, c := range cases {
+		m, why := b.AmountOf(c.tool, []byte(c.input))
+		got := why
+		if why == "" {
+			got = m.String()
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("AmountOf(%s, %s) = %q, want %q", c.tool, c.input, got, c.want)
+		}
+	}
+	if _, why := (budget.Budget{Owner: "alice", Unit: "USD"}).AmountOf("charge", []byte(`{"amount":5}`)); !strings.Contains(why, "does not say which input field holds a call's amount") {
+		t.Errorf("a budget without a field reads amounts: %q", why)
+	}
+	if why := b.Checked("charge", []byte(`{"amount":5}`), 5*budget.Scale); why != "" {
+		t.Errorf("Checked(5 for 5) = %q", why)
+	}
+	if why := b.Checked("charge", []byte(`{"amount":5000}`), 10_000); why != "the step declares 0.01 USD but its input's amount says 5000 USD" {
+		t.Errorf("Checked(0.01 for 5000) = %q", why)
+	}
+	if got := b.ReadsFrom(); got != "input field amount of charge calls" {
+		t.Errorf("ReadsFrom = %q", got)
 	}
 }

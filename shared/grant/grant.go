@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -96,7 +97,7 @@ func (g Grant) Allows(c Call, now time.Time) bool {
 		return g.TaskID == c.TaskID && g.Fingerprint != "" && g.Fingerprint == c.Fingerprint
 	case ScopePattern:
 		v, ok := stringField(c.Canonical, g.Field)
-		return ok && Match(g.Pattern, v)
+		return ok && Match(g.Field, g.Pattern, v)
 	}
 	return false
 }
@@ -128,14 +129,17 @@ func stringField(canonical []byte, field string) (string, bool) {
 }
 
 // DefaultField is the input field a pattern grant offers first: a shell
-// command's "command" when the call has one, else its first string field.
+// command's "command" when the call has one, else a path field (file_path,
+// notebook_path, path), else its first string field.
 func DefaultField(canonical []byte) (field, value string) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(canonical, &obj); err != nil {
 		return "", ""
 	}
-	if v, ok := stringField(canonical, "command"); ok {
-		return "command", v
+	for _, f := range append(slices.Clone(CommandFields), PathFields...) {
+		if v, ok := stringField(canonical, f); ok {
+			return f, v
+		}
 	}
 	// Canonical JSON has sorted keys; walk them in that order.
 	dec := json.NewDecoder(bytes.NewReader(canonical))
@@ -161,8 +165,9 @@ func DefaultField(canonical []byte) (field, value string) {
 }
 
 // CheckPattern refuses a pattern or field an owner should not be able to
-// save: empty, too long, or a pattern of wildcards alone (which would allow
-// every call of the tool).
+// save: empty, too long, a pattern of wildcards alone (which would allow
+// every call of the tool), one with a control character, or one its
+// field's kind could read otherwise (see pattern.go).
 func CheckPattern(field, pattern string) error {
 	switch {
 	case field == "" || utf8.RuneCountInString(field) > MaxField:
@@ -171,10 +176,20 @@ func CheckPattern(field, pattern string) error {
 		return fmt.Errorf("the pattern is empty")
 	case utf8.RuneCountInString(pattern) > MaxPattern:
 		return fmt.Errorf("the pattern is longer than %d characters", MaxPattern)
-	case strings.Trim(pattern, "* ") == "":
-		return fmt.Errorf("the pattern %q would match every call: give at least the start of the command", pattern)
-	case strings.ContainsAny(pattern, "\n\r"):
-		return fmt.Errorf("the pattern must be one line")
+	case hasControl(pattern):
+		return fmt.Errorf("the pattern must be one line, without control characters")
+	case strings.Trim(pattern, "*/ ") == "":
+		return fmt.Errorf("the pattern %q would match every call: give at least the start of the %s", pattern, KindOf(field))
+	}
+	var err error
+	switch KindOf(field) {
+	case KindCommand:
+		err = checkCommandPattern(pattern)
+	case KindPath:
+		err = checkPathPattern(pattern)
+	}
+	if err != nil {
+		return fmt.Errorf("the pattern %q: %w", pattern, err)
 	}
 	return nil
 }

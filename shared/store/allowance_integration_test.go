@@ -5,15 +5,20 @@ package store_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/useprickle/prickle/shared/audit"
 	"github.com/useprickle/prickle/shared/budget"
+	"github.com/useprickle/prickle/shared/bus"
+	"github.com/useprickle/prickle/shared/event"
 	"github.com/useprickle/prickle/shared/grant"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/step"
@@ -64,6 +69,16 @@ func newOwnersFixture(t *testing.T) ownersFixture {
 	}
 	return ownersFixture{fixture: f, svc: svc, task: m.Task,
 		run: identity.Caller{Agent: "alice/builder", Owner: "alice", Kind: identity.KindRun, TaskID: tk.ID, RunID: "run_1"}}
+}
+
+// spent is what alice/builder spent today in USD.
+func (f ownersFixture) spent(t *testing.T) budget.Micros {
+	t.Helper()
+	m, err := f.store.Spent(context.Background(), budget.Spend{Project: "web", Owner: "alice", Unit: "USD", Agent: "alice/builder", Day: budget.Day(time.Now())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func (f ownersFixture) push(t *testing.T, branch, toolUseID string) team.RequestStepOutput {
@@ -231,11 +246,16 @@ func TestRacingGrantUses(t *testing.T) {
 }
 
 // TestRacingSpendingNeverOverspends is acceptance 3 of issue 13: 20 racing
-// spending steps of 5 USD against a 50 USD budget allow at most 50 USD.
+// spending steps of 5 USD against a 50 USD budget allow at most 50 USD. Each
+// racer is answered as the seed says, with no tool error: allowed, or denied
+// "still waiting" while the owner is asked once, about the one step that
+// waits, with what is left.
 func TestRacingSpendingNeverOverspends(t *testing.T) {
 	f := newOwnersFixture(t)
 	ctx := context.Background()
-	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true}, audit.ViaPage); err != nil {
+	events := &bus.Recorder{}
+	f.svc.Events = events
+	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true, AmountField: "usd"}, audit.ViaPage); err != nil {
 		t.Fatal(err)
 	}
 	const n = 20
@@ -250,43 +270,70 @@ func TestRacingSpendingNeverOverspends(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits",
-				Input: json.RawMessage(fmt.Sprintf(`{"pack":%d}`, i)), ToolUseID: fmt.Sprintf("tu_%d", i),
+				Input: json.RawMessage(fmt.Sprintf(`{"pack":%d,"usd":5}`, i)), ToolUseID: fmt.Sprintf("tu_%d", i),
 				Kind: "spending", Amount: &step.Amount{Value: 5, Unit: "USD"}})
 			answers[i] = answer{out, err}
 		}()
 	}
 	wg.Wait()
-	allowed, asked := 0, 0
+	allowed, waiting := 0, 0
+	var pendingIDs []string
 	for i, a := range answers {
-		var refusal *task.Refusal
 		switch {
-		case a.err == nil && a.out.Behavior == "allow":
+		case a.err != nil:
+			t.Errorf("answer %d is a tool error: %v", i, a.err)
+		case a.out.Behavior == "allow" && a.out.Status == step.Consumed:
 			allowed++
-		case a.err == nil && a.out.Status == step.Pending:
-			asked++
+		case a.out.Behavior == "deny" && strings.HasPrefix(a.out.Message, "still waiting for your owner"):
+			waiting++
+			if a.out.Status == step.Pending {
+				pendingIDs = append(pendingIDs, a.out.StepID)
+			}
 			if !strings.Contains(a.out.Message, "0 USD left of 50 USD") {
 				t.Errorf("answer %d asks without saying what is left: %q", i, a.out.Message)
 			}
-		case errors.As(a.err, &refusal):
-			asked++ // lost the race to ask; asks again
 		default:
-			t.Errorf("answer %d: %+v, %v", i, a.out, a.err)
+			t.Errorf("answer %d: %+v", i, a.out)
 		}
 	}
-	spent, err := f.store.Spent(ctx, budget.Spend{Project: "web", Owner: "alice", Unit: "USD", Agent: "alice/builder", Day: budget.Day(time.Now())})
+	if spent := f.spent(t); allowed != 10 || waiting != 10 || spent != 50*budget.Scale {
+		t.Fatalf("allowed %d, waiting %d, spent %s USD; want 10, 10 and exactly 50", allowed, waiting, spent)
+	}
+	// One step waits, the owner is asked once about it, and it says what is left.
+	steps, err := f.store.StepsForTask(ctx, f.task.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if allowed != 10 || spent != 50*budget.Scale {
-		t.Fatalf("allowed %d (asked %d), spent %s USD; want 10 and exactly 50", allowed, asked, spent)
+	var stored []string
+	for _, s := range steps {
+		if s.Status == step.Pending {
+			stored = append(stored, s.ID)
+		}
+	}
+	var asked []event.Event
+	for _, e := range events.Events() {
+		if e.Type == event.StepRequested {
+			asked = append(asked, e)
+		}
+	}
+	if len(stored) != 1 || len(pendingIDs) != 1 || pendingIDs[0] != stored[0] || len(asked) != 1 || asked[0].Step.ID != stored[0] {
+		t.Fatalf("pending stored %v, answered pending %v, owner asked %d times; want one step, asked once", stored, pendingIDs, len(asked))
+	}
+	if !strings.Contains(asked[0].Step.BudgetNote, "0 USD left of 50 USD today for alice/builder") {
+		t.Errorf("the owner's question does not say what is left: %q", asked[0].Step.BudgetNote)
+	}
+	for i, a := range answers {
+		if a.err == nil && a.out.Behavior == "deny" && a.out.Status != step.Pending && !strings.Contains(a.out.Message, stored[0]) {
+			t.Errorf("answer %d waits without naming the step the owner is asked: %+v", i, a.out)
+		}
 	}
 	// Beyond the budget the owner is asked and told what is left.
-	out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(`{"pack":99}`),
+	out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(`{"pack":99,"usd":0.5}`),
 		ToolUseID: "tu_99", Kind: "spending", Amount: &step.Amount{Value: 0.5, Unit: "USD"}})
 	if err != nil || out.Status != step.Pending || !strings.Contains(out.Message, "over budget") {
 		t.Fatalf("over budget = %+v, %v", out, err)
 	}
-	steps, err := f.store.StepsForTask(ctx, f.task.ID)
+	steps, err = f.store.StepsForTask(ctx, f.task.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +343,7 @@ func TestRacingSpendingNeverOverspends(t *testing.T) {
 		}
 	}
 	// Another unit, or no amount, is never allowed by the USD budget.
-	if out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy", Input: json.RawMessage(`{"x":1}`), ToolUseID: "tu_e",
+	if out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy", Input: json.RawMessage(`{"usd":1}`), ToolUseID: "tu_e",
 		Kind: "spending", Amount: &step.Amount{Value: 1, Unit: "EUR"}}); err != nil || out.Behavior == "allow" {
 		t.Fatalf("EUR spend = %+v, %v; want asked", out, err)
 	}
@@ -309,11 +356,11 @@ func TestRacingSpendingNeverOverspends(t *testing.T) {
 func TestZeroAmountWithinABudget(t *testing.T) {
 	f := newOwnersFixture(t)
 	ctx := context.Background()
-	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true}, audit.ViaPage); err != nil {
+	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true, AmountField: "usd"}, audit.ViaPage); err != nil {
 		t.Fatal(err)
 	}
 	for i, v := range []float64{5, 0, 0, 2.5} {
-		out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(fmt.Sprintf(`{"pack":%d}`, i)),
+		out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(fmt.Sprintf(`{"pack":%d,"usd":%v}`, i, v)),
 			ToolUseID: fmt.Sprintf("tu_%d", i), Kind: "spending", Amount: &step.Amount{Value: v, Unit: "USD"}})
 		if err != nil || out.Behavior != "allow" {
 			t.Fatalf("spend %v: %+v, %v; want allowed by the budget", v, out, err)
@@ -345,5 +392,191 @@ func TestAuditEntriesAreAppendOnly(t *testing.T) {
 	}
 	if err := f.store.AppendAudit(ctx, audit.Entry{At: base, Action: "x", Key: "k"}); err == nil {
 		t.Fatal("an entry without a project was stored")
+	}
+}
+
+// TestPatternGrantsAskForTheReviewedNearMisses is the security review's
+// attack on pattern grants, through request_step and the emulator: a grant
+// for ".../src/*" on Write's file_path and one for "git push origin *" on
+// Bash's command allow what their owner meant and ask for the rest.
+func TestPatternGrantsAskForTheReviewedNearMisses(t *testing.T) {
+	f := newOwnersFixture(t)
+	ctx := context.Background()
+	n := 0
+	ask := func(tool, field, value string) team.RequestStepOutput {
+		t.Helper()
+		n++
+		in, _ := json.Marshal(map[string]string{field: value})
+		out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: tool, Input: in, ToolUseID: fmt.Sprintf("tu_%d", n), Kind: "destructive"})
+		if err != nil {
+			t.Fatalf("request_step %s %q: %v", tool, value, err)
+		}
+		return out
+	}
+	give := func(tool, field, value, pattern string) {
+		t.Helper()
+		first := ask(tool, field, value)
+		if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, first.StepID, true, "", audit.ViaPage); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.GrantFromStep(ctx, "alice", f.task.ID, first.StepID, team.GrantRequest{Scope: grant.ScopePattern, Hours: 2, Field: field, Pattern: pattern, Via: audit.ViaPage}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const src = "/home/alice/proj/src/"
+	give("Write", "file_path", src+"app.go", src+"*")
+	give("Bash", "command", "git push origin main", "git push origin *")
+	for _, c := range []struct {
+		tool, field, value string
+		allowed            bool
+	}{
+		{"Write", "file_path", src + "util.go", true},
+		{"Write", "file_path", src + "../../home/alice/.ssh/authorized_keys", false},
+		{"Write", "file_path", src + "../.github/workflows/deploy.yml", false},
+		{"Bash", "command", "git push origin release", true},
+		{"Bash", "command", "git push origin --receive-pack='touch /tmp/x' main", false},
+		{"Bash", "command", "git push origin main --exec=/tmp/evil", false},
+		{"Bash", "command", "git push origin :main", false},
+		{"Bash", "command", "git push origin --delete main", false},
+	} {
+		out := ask(c.tool, c.field, c.value)
+		if allowed := out.Behavior == "allow"; allowed != c.allowed {
+			t.Errorf("%s %q = %s %s %q; want allowed %v", c.tool, c.value, out.Status, out.Behavior, out.Message, c.allowed)
+		}
+		if !c.allowed && out.Status != step.Pending {
+			t.Errorf("%s %q = %s; want asked of the owner", c.tool, c.value, out.Status)
+		}
+	}
+}
+
+// TestBudgetIsNotDebitedLessThanTheCallSays is the security review's attack
+// on auto-allow budgets: a spending step that declares 0.01 USD for a call
+// charging 5000 is asked of the owner, and nothing is debited.
+func TestBudgetIsNotDebitedLessThanTheCallSays(t *testing.T) {
+	f := newOwnersFixture(t)
+	ctx := context.Background()
+	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true, AmountField: "amount"}, audit.ViaPage); err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "Bash",
+		Input:     json.RawMessage(`{"command":"curl -X POST https://payments.example/charge -d amount=5000"}`),
+		ToolUseID: "tu_curl", Kind: "spending", Target: "payments.example", Amount: &step.Amount{Value: 0.01, Unit: "USD"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Behavior == "allow" || out.Status != step.Pending {
+		t.Fatalf("a step declaring 0.01 USD for a 5000 charge = %s %s %q; want asked", out.Status, out.Behavior, out.Message)
+	}
+	if !strings.Contains(out.Message, "not allowed by the budget: the call's input holds no amount in field amount") {
+		t.Errorf("the answer does not say why it asks: %q", out.Message)
+	}
+	if got := f.spent(t); got != 0 {
+		t.Fatalf("spent %s; want nothing debited", got)
+	}
+	// Auto-allow needs to know where the amount is.
+	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true}, audit.ViaPage); err == nil {
+		t.Fatal("a budget that auto-allows without an amount field was saved")
+	}
+	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true,
+		AmountTool: "charge", AmountField: "amount"}, audit.ViaPage); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	charge := func(tool, input string, declared float64) team.RequestStepOutput {
+		t.Helper()
+		n++
+		out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: tool, Input: json.RawMessage(input),
+			ToolUseID: fmt.Sprintf("tu_%d", n), Kind: "spending", Amount: &step.Amount{Value: declared, Unit: "USD"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		tool, input string
+		declared    float64
+		why         string
+	}{
+		{"charge", `{"amount":5000,"to":"acct_1"}`, 0.01, "the step declares 0.01 USD but its input's amount says 5000 USD"},
+		{"charge", `{"amount":5.0000001}`, 5, "the step declares 5 USD but its input's amount says 5.000001 USD"},
+		{"charge", `{"amount":"5"}`, 5, "the call's input holds no amount in field amount"},
+		{"charge", `{"cents":500}`, 5, "the call's input holds no amount in field amount"},
+		{"charge", `{"amount":-5}`, 0, "not an amount between 0 and"},
+		{"charge", `{"amount":1e400}`, 5, "not an amount between 0 and"},
+		{"refund", `{"amount":5}`, 5, "reads amounts from charge calls only, not refund"},
+	} {
+		out := charge(c.tool, c.input, c.declared)
+		if out.Behavior == "allow" || out.Status != step.Pending || !strings.Contains(out.Message, c.why) {
+			t.Errorf("%s %s declaring %v = %s %s %q; want asked, saying %q", c.tool, c.input, c.declared, out.Status, out.Behavior, out.Message, c.why)
+		}
+	}
+	if got := f.spent(t); got != 0 {
+		t.Fatalf("spent %s; want nothing debited", got)
+	}
+	if out := charge("charge", `{"amount":5,"to":"acct_1"}`, 5); out.Behavior != "allow" {
+		t.Fatalf("a charge whose input holds the declared 5 USD = %s %q; want allowed", out.Status, out.Message)
+	}
+	if got := f.spent(t); got != 5*budget.Scale {
+		t.Fatalf("spent %s; want 5", got)
+	}
+}
+
+// TestBudgetStoredBeforeAmountFieldsAsks: a budget item stored before
+// budgets named where the amount is reads back without one, and allows
+// nothing without asking, saying why.
+func TestBudgetStoredBeforeAmountFieldsAsks(t *testing.T) {
+	f := newOwnersFixture(t)
+	ctx := context.Background()
+	old := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "BUDGETS#web"}, "sk": &types.AttributeValueMemberS{Value: "alice#USD"},
+		"type": &types.AttributeValueMemberS{Value: "budget"}, "budget_project": &types.AttributeValueMemberS{Value: "web"},
+		"owner": &types.AttributeValueMemberS{Value: "alice"}, "unit": &types.AttributeValueMemberS{Value: "USD"},
+		"per_agent_per_day": &types.AttributeValueMemberN{Value: "50000000"}, "auto_allow": &types.AttributeValueMemberBOOL{Value: true},
+		"set_by": &types.AttributeValueMemberS{Value: "alice"}, "set_at": &types.AttributeValueMemberS{Value: "2026-11-01T10:00:00Z"},
+	}
+	if _, err := f.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.tables.Tasks), Item: old}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.store.Budget(ctx, "web", "alice", "USD")
+	if err != nil || !b.AutoAllow || b.AmountField != "" || b.AmountTool != "" || b.PerAgentPerDay != 50*budget.Scale {
+		t.Fatalf("old budget = %+v, %v", b, err)
+	}
+	out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(`{"amount":5}`),
+		ToolUseID: "tu_old", Kind: "spending", Amount: &step.Amount{Value: 5, Unit: "USD"}})
+	if err != nil || out.Status != step.Pending || !strings.Contains(out.Message, "does not say which input field holds a call's amount") {
+		t.Fatalf("spending under an old budget = %+v, %v; want asked, saying why", out, err)
+	}
+}
+
+// TestHandApprovedSpendIsCountedWhenApproved: the owner's yes counts against
+// the budget at once (the owners page shows it), and the run's use of the
+// step later counts nothing more.
+func TestHandApprovedSpendIsCountedWhenApproved(t *testing.T) {
+	f := newOwnersFixture(t)
+	ctx := context.Background()
+	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale}, audit.ViaPage); err != nil {
+		t.Fatal(err)
+	}
+	in := team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(`{"pack":1,"usd":7}`), ToolUseID: "tu_buy",
+		Kind: "spending", Amount: &step.Amount{Value: 7, Unit: "USD"}}
+	asked, err := f.svc.RequestStep(ctx, f.run, in)
+	if err != nil || asked.Status != step.Pending {
+		t.Fatalf("asked = %+v, %v", asked, err)
+	}
+	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, asked.StepID, true, "", audit.ViaPage); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.spent(t); got != 7*budget.Scale {
+		t.Fatalf("right after the approval, spent %s USD; want 7", got)
+	}
+	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, asked.StepID, true, "", audit.ViaLink); err == nil {
+		t.Fatal("a step was approved twice")
+	}
+	used, err := f.svc.RequestStep(ctx, f.run, in)
+	if err != nil || used.Behavior != "allow" {
+		t.Fatalf("the run's use = %+v, %v", used, err)
+	}
+	if got := f.spent(t); got != 7*budget.Scale {
+		t.Fatalf("after the run used the step, spent %s USD; want still 7", got)
 	}
 }

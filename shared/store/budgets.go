@@ -16,12 +16,14 @@ import (
 
 // Budgets and spend live in the tasks table:
 //
-//	budget pk BUDGETS#<project>  sk <owner>#<unit>
+//	budget pk BUDGETS#<project>  sk <owner>#<unit>               amount_field, amount_tool (absent before they existed)
 //	spend  pk SPEND#<project>    sk <day>#<owner>#<unit>#<owner/agent>   spent (micros), ttl
 //
-// A spend item is one agent's day in one unit; it is only ever changed by an
-// ADD whose condition keeps the total within the limit, so racing debits
-// never overspend. Spend items expire SpendRetention after their day.
+// A spend item is one agent's day in one unit, only ever changed by an ADD:
+// a debit without asking is conditioned on the total staying within the
+// limit, so racing debits never overspend; an owner's approval adds its
+// amount with no limit, in the decision's transaction (SaveSteps). Spend
+// items expire SpendRetention after their day.
 const SpendRetention = 40 * 24 * time.Hour
 
 func budgetsPK(project string) string { return "BUDGETS#" + project }
@@ -32,20 +34,24 @@ func spendSK(k budget.Spend) string {
 }
 
 type budgetRecord struct {
-	PK        string    `dynamodbav:"pk"`
-	SK        string    `dynamodbav:"sk"`
-	Type      string    `dynamodbav:"type"`
-	Proj      string    `dynamodbav:"budget_project"`
-	Owner     string    `dynamodbav:"owner"`
-	Unit      string    `dynamodbav:"unit"`
-	Limit     int64     `dynamodbav:"per_agent_per_day"`
-	AutoAllow bool      `dynamodbav:"auto_allow"`
-	SetBy     string    `dynamodbav:"set_by"`
-	SetAt     time.Time `dynamodbav:"set_at"`
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	Type      string `dynamodbav:"type"`
+	Proj      string `dynamodbav:"budget_project"`
+	Owner     string `dynamodbav:"owner"`
+	Unit      string `dynamodbav:"unit"`
+	Limit     int64  `dynamodbav:"per_agent_per_day"`
+	AutoAllow bool   `dynamodbav:"auto_allow"`
+	// AmountField and AmountTool are absent from budgets stored before them.
+	AmountField string    `dynamodbav:"amount_field,omitempty"`
+	AmountTool  string    `dynamodbav:"amount_tool,omitempty"`
+	SetBy       string    `dynamodbav:"set_by"`
+	SetAt       time.Time `dynamodbav:"set_at"`
 }
 
 func (r budgetRecord) budget() budget.Budget {
-	return budget.Budget{Project: r.Proj, Owner: r.Owner, Unit: r.Unit, PerAgentPerDay: budget.Micros(r.Limit), AutoAllow: r.AutoAllow, SetBy: r.SetBy, SetAt: r.SetAt}
+	return budget.Budget{Project: r.Proj, Owner: r.Owner, Unit: r.Unit, PerAgentPerDay: budget.Micros(r.Limit), AutoAllow: r.AutoAllow,
+		AmountField: r.AmountField, AmountTool: r.AmountTool, SetBy: r.SetBy, SetAt: r.SetAt}
 }
 
 type spendRecord struct {
@@ -67,7 +73,7 @@ func (r spendRecord) spend() budget.Spend {
 func (s *Store) PutBudget(ctx context.Context, b budget.Budget) error {
 	item, err := marshalItem(budgetRecord{
 		PK: budgetsPK(b.Project), SK: b.Owner + "#" + b.Unit, Type: "budget", Proj: b.Project, Owner: b.Owner, Unit: b.Unit,
-		Limit: int64(b.PerAgentPerDay), AutoAllow: b.AutoAllow, SetBy: b.SetBy, SetAt: b.SetAt.UTC(),
+		Limit: int64(b.PerAgentPerDay), AutoAllow: b.AutoAllow, AmountField: b.AmountField, AmountTool: b.AmountTool, SetBy: b.SetBy, SetAt: b.SetAt.UTC(),
 	})
 	if err != nil {
 		return fmt.Errorf("put budget: %w", err)
@@ -113,16 +119,14 @@ func (s *Store) ProjectBudgets(ctx context.Context, project string) ([]budget.Bu
 	return out, nil
 }
 
-// AddSpend adds amount to one agent's spend of a day in one update. With a
-// limit, the update is conditioned on the total staying within it: the
-// stored spend (none counts as 0) must be at most limit - amount, so of
-// racing debits exactly those that fit land, and a lost one writes nothing.
-func (s *Store) AddSpend(ctx context.Context, key budget.Spend, amount budget.Micros, limit *budget.Micros) (budget.Micros, error) {
+// spendUpdate is the update that adds amount to one agent's spend of a day,
+// creating the item (with its TTL) if it is the day's first spend.
+func (s *Store) spendUpdate(key budget.Spend, amount budget.Micros) (*types.Update, error) {
 	day, err := time.Parse("2006-01-02", key.Day)
 	if err != nil {
-		return 0, fmt.Errorf("add spend: day %q: %w", key.Day, err)
+		return nil, fmt.Errorf("add spend: day %q: %w", key.Day, err)
 	}
-	in := &dynamodb.UpdateItemInput{
+	return &types.Update{
 		TableName:                aws.String(s.tables.Tasks),
 		Key:                      map[string]types.AttributeValue{"pk": stringValue(spendPK(key.Project)), "sk": stringValue(spendSK(key))},
 		UpdateExpression:         aws.String("ADD #spent :amount SET spend_project = :p, #owner = :o, #unit = :u, #agent = :a, #day = :d, #ttl = :ttl"),
@@ -132,6 +136,21 @@ func (s *Store) AddSpend(ctx context.Context, key budget.Spend, amount budget.Mi
 			":u": stringValue(key.Unit), ":a": stringValue(key.Agent), ":d": stringValue(key.Day),
 			":ttl": numberValue(day.Add(SpendRetention).Unix()),
 		},
+	}, nil
+}
+
+// AddSpend adds amount to one agent's spend of a day in one update. With a
+// limit, the update is conditioned on the total staying within it: the
+// stored spend (none counts as 0) must be at most limit - amount, so of
+// racing debits exactly those that fit land, and a lost one writes nothing.
+func (s *Store) AddSpend(ctx context.Context, key budget.Spend, amount budget.Micros, limit *budget.Micros) (budget.Micros, error) {
+	u, err := s.spendUpdate(key, amount)
+	if err != nil {
+		return 0, err
+	}
+	in := &dynamodb.UpdateItemInput{
+		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
+		ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
 		// The whole item: an ADD of 0 changes nothing, and UPDATED_NEW then
 		// need not return the total (the emulator does not).
 		ReturnValues: types.ReturnValueAllNew,

@@ -108,8 +108,9 @@ func (s *Store) StepsForTask(ctx context.Context, taskID string) ([]step.Step, e
 
 // SaveSteps writes the steps, each only if its stored status is still its
 // Prev (or, Prev empty, only if it is new), the audit entry of each, and the
-// task move if any, as one transaction: a single failed condition is
-// ErrConflict and nothing is written, so no step changes without its entry.
+// task move and the spend added if any, as one transaction: a single failed
+// condition is ErrConflict and nothing is written, so no step changes
+// without its entry.
 func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
 	var items []types.TransactWriteItem
 	for i, w := range c.Steps {
@@ -149,6 +150,13 @@ func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
 			return fmt.Errorf("save steps: move task %s: %w", c.Move.Task.ID, err)
 		}
 		items = append(append(items, plan.files...), types.TransactWriteItem{Put: plan.put})
+	}
+	if c.Spend != nil {
+		u, err := s.spendUpdate(*c.Spend, c.Spend.Spent)
+		if err != nil {
+			return fmt.Errorf("save steps: %w", err)
+		}
+		items = append(items, types.TransactWriteItem{Update: u})
 	}
 	switch {
 	case len(items) == 0:

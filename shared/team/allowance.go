@@ -10,7 +10,6 @@ import (
 	"github.com/useprickle/prickle/shared/budget"
 	"github.com/useprickle/prickle/shared/grant"
 	"github.com/useprickle/prickle/shared/step"
-	"github.com/useprickle/prickle/shared/task"
 )
 
 // What request_step says when a grant or a budget allowed the call without asking.
@@ -26,7 +25,7 @@ const (
 type allowance struct {
 	by, owner, note string
 	grant           string
-	// refund gives a budget's debit back if the step cannot be stored.
+	// refund gives a budget's debit back if the step is not stored allowed.
 	refund func(context.Context)
 }
 
@@ -65,7 +64,11 @@ func (s *Service) allowance(ctx context.Context, call grant.Call, ns step.Step, 
 	}
 	key := budget.Spend{Project: call.Project, Owner: owner, Unit: b.Unit, Agent: ns.Agent, Day: budget.Day(now)}
 	amount, ok := budget.FromUnits(ns.Amount.Value)
+	why := ""
 	if ok && b.AutoAllow {
+		why = b.Checked(call.ToolName, call.Canonical, amount)
+	}
+	if ok && b.AutoAllow && why == "" {
 		after, err := s.Store.AddSpend(ctx, key, amount, &b.PerAgentPerDay)
 		switch {
 		case err == nil:
@@ -83,7 +86,10 @@ func (s *Service) allowance(ctx context.Context, call grant.Call, ns step.Step, 
 		return allowance{}, fmt.Errorf("read spend of %s: %w", ns.Agent, err)
 	}
 	note := b.Note(ns.Agent, spent)
-	if b.AutoAllow && ok {
+	switch {
+	case why != "":
+		note = fmt.Sprintf("not allowed by the budget: %s; %s", why, note)
+	case b.AutoAllow && ok:
 		note = fmt.Sprintf("over budget: %s asks %s %s, %s", ns.Agent, amount, b.Unit, note)
 	}
 	return allowance{note: note}, nil
@@ -93,6 +99,7 @@ func (s *Service) allowance(ctx context.Context, call grant.Call, ns step.Step, 
 // client's permission layer asks (tool_use_id), else approved for the
 // 15-minute use window. The task does not wait and nobody is notified; the
 // audit entry of the step write says which grant or budget allowed it.
+// ErrConflict: a racing write landed first (RequestStep reads again).
 func (s *Service) allowAtOnce(ctx context.Context, ns step.Step, al allowance, toolUseID string, change StepChange, now time.Time) (RequestStepOutput, error) {
 	ns.AllowedBy, ns.DecidedBy, ns.DecidedAt, ns.BudgetNote = al.by, al.owner, &now, al.note
 	ns.Status, ns.ExpiresAt = step.Approved, now.Add(step.UseWindow)
@@ -108,36 +115,35 @@ func (s *Service) allowAtOnce(ctx context.Context, ns step.Step, al allowance, t
 	change.Steps = append(change.Steps, StepWrite{Step: ns})
 	change.At = now
 	if err := s.Store.SaveSteps(ctx, change); err != nil {
-		if al.refund != nil {
-			al.refund(context.WithoutCancel(ctx))
-		}
-		if errors.Is(err, ErrConflict) {
-			return RequestStepOutput{}, task.Refusef("task %s changed while asking; call request_step again", ns.TaskID)
-		}
 		return RequestStepOutput{}, fmt.Errorf("store allowed step: %w", err)
 	}
 	s.publish(ctx, expiredEvents(change, now)...)
 	return out, nil
 }
 
-// recordSpend counts a spending step the owner approved against the
-// owner's budget in its unit, if there is one, so the project page shows
-// all that was spent; it never refuses (the owner already said yes).
-func (s *Service) recordSpend(ctx context.Context, st step.Step, now time.Time) {
+// approvedSpend is what an owner's approval of a spending step adds to the
+// agent's spend of the day, in the budget of the step's unit: the declared
+// amount, or what the input holds where the budget reads amounts if that is
+// more. Nil when there is nothing to count (not spending, no such budget).
+// It is stored with the decision, so it counts once, when the owner says yes.
+func (s *Service) approvedSpend(ctx context.Context, st step.Step, now time.Time) (*budget.Spend, error) {
 	if st.Kind != "spending" || st.Amount == nil {
-		return
+		return nil, nil
 	}
 	owner := ownerOf(st.Agent)
 	b, err := s.Store.Budget(ctx, st.Project, owner, st.Amount.Unit)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
 	if err != nil {
-		return // no budget in that unit: nothing to count against
+		return nil, fmt.Errorf("read budget of %s in %s: %w", owner, st.Project, err)
 	}
-	amount, ok := budget.FromUnits(st.Amount.Value)
-	if !ok {
-		return
+	amount, _ := budget.FromUnits(st.Amount.Value)
+	if read, why := b.AmountOf(st.ToolName, st.Input); why == "" && read > amount {
+		amount = read
 	}
-	key := budget.Spend{Project: st.Project, Owner: owner, Unit: b.Unit, Agent: st.Agent, Day: budget.Day(now)}
-	if _, err := s.Store.AddSpend(ctx, key, amount, nil); err != nil {
-		slog.ErrorContext(ctx, "record approved spend failed", "step", st.ID, "error", err.Error())
+	if amount == 0 {
+		return nil, nil
 	}
+	return &budget.Spend{Project: st.Project, Owner: owner, Unit: b.Unit, Agent: st.Agent, Day: budget.Day(now), Spent: amount}, nil
 }

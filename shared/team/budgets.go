@@ -12,7 +12,8 @@ import (
 
 // SetBudget stores an owner's daily budget per agent for their own agents
 // in a project and one unit; auto-allow lets spending steps within what is
-// left go ahead without asking. The owner must have an agent in the project.
+// left go ahead without asking, when their input holds the declared amount
+// where the budget reads it. The owner must have an agent in the project.
 func (s *Service) SetBudget(ctx context.Context, b budget.Budget, via string) (budget.Budget, error) {
 	if err := b.Check(); err != nil {
 		return budget.Budget{}, task.Refusef("%v", err)
@@ -28,7 +29,7 @@ func (s *Service) SetBudget(ctx context.Context, b budget.Budget, via string) (b
 	}
 	mode := "ask every time, showing what is left"
 	if b.AutoAllow {
-		mode = "allow within it without asking"
+		mode = "allow within it without asking, reading the amount from " + b.ReadsFrom()
 	}
 	s.audit(ctx, audit.Entry{At: b.SetAt, Project: b.Project, Action: audit.BudgetSet, Actor: "owner:" + b.Owner, Via: via,
 		Detail: fmt.Sprintf("%s %s per agent per day for %s's agents; %s", b.PerAgentPerDay, b.Unit, b.Owner, mode),

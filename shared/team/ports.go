@@ -122,6 +122,10 @@ type StepChange struct {
 	Move        *task.Move
 	PrevVersion int
 	At          time.Time
+	// Spend, if set, is added to the stored spend of its key (agent, day,
+	// unit) in the same write, with no limit: an owner's approval of a
+	// spending step counts exactly when, and only if, it is stored.
+	Spend *budget.Spend
 }
 
 // Steps stores request_step's steps.

@@ -21,19 +21,44 @@ const (
 	msgLeftToPL = "allowed, left for your permission layer: make exactly that call now"
 	msgRefused  = "refused by your owner; don't try it again: finish without it, or return what you have and say why"
 	msgAllowed  = "allowed: make exactly that call, once, now"
+	// msgJoined is msgPending for a step that lost the race to ask, naming
+	// the step that waits; a closing parenthesis follows.
+	msgJoined = msgPending + " (your owner is asked about step %s, a %s call asked at the same moment: one step waits at a time, so ask for this call again when you are resumed"
 )
 
+// maxAskAttempts bounds how many times request_step reads the task and its
+// steps and tries to store its answer, when another write of the task (a
+// racing ask, a checkpoint, the owner's decision) lands in between.
+const maxAskAttempts = 5
+
+// asking is one request_step call as it is answered, across its attempts.
+type asking struct {
+	c         identity.Caller
+	in        RequestStepInput
+	canonical []byte
+	fp        string
+	now       time.Time
+	project   *Project
+	// seen are the task's steps at the first read: a step waiting that is
+	// not among them was asked at the same moment.
+	seen map[string]bool
+	// ns is the new step, and al what allows it without asking, once known.
+	ns step.Step
+	al *allowance
+	// debited says the allowance's debit went into a stored step.
+	debited bool
+}
+
 // RequestStep asks the caller's owner before a destructive, spending or
-// outbound call, and answers like a permission prompt: allow or deny.
+// outbound call, and answers like a permission prompt: allow or deny. When
+// a racing write of the task lands first, it reads the task again and
+// answers from what it finds, so no racer is left with an error.
 func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in RequestStepInput) (RequestStepOutput, error) {
 	if c.Kind != identity.KindRun {
 		return RequestStepOutput{}, task.Refusef("request_step is for a woken run only: it needs the run token Prickle gives a run it wakes for a task, and %s called with its agent token", c.Agent)
 	}
-	t, err := s.writableTask(ctx, c, c.TaskID)
+	t, err := s.askableTask(ctx, c)
 	if err != nil {
-		return RequestStepOutput{}, err
-	}
-	if err := task.CheckAsk(t, c.Agent); err != nil {
 		return RequestStepOutput{}, err
 	}
 	if err := in.Amount.Check(); err != nil {
@@ -51,14 +76,60 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 	if err != nil {
 		return RequestStepOutput{}, task.Refusef("input must be a JSON object: %v", err)
 	}
-	fp := step.Fingerprint(t.ID, in.ToolName, canonical)
-	now := s.now()
+	a := &asking{c: c, in: in, canonical: canonical, fp: step.Fingerprint(t.ID, in.ToolName, canonical), now: s.now()}
+	var out RequestStepOutput
+	for attempt := 1; ; attempt++ {
+		if attempt > 1 {
+			if t, err = s.askableTask(ctx, c); err != nil {
+				break
+			}
+		}
+		out, err = s.askOnce(ctx, a, t)
+		if !errors.Is(err, ErrConflict) || attempt == maxAskAttempts {
+			break
+		}
+	}
+	if a.al != nil && a.al.refund != nil && !a.debited {
+		a.al.refund(context.WithoutCancel(ctx))
+	}
+	if errors.Is(err, ErrConflict) {
+		return RequestStepOutput{}, task.Refusef("task %s changed while asking, %d times; call request_step again", t.ID, maxAskAttempts)
+	}
+	if err != nil {
+		return RequestStepOutput{}, err
+	}
+	return out, nil
+}
 
-	// The project's settings and the task's steps are read at once.
-	var p Project
+// askableTask reads the caller's task, which the caller must be able to ask on.
+func (s *Service) askableTask(ctx context.Context, c identity.Caller) (task.Task, error) {
+	t, err := s.writableTask(ctx, c, c.TaskID)
+	if err != nil {
+		return task.Task{}, err
+	}
+	if err := task.CheckAsk(t, c.Agent); err != nil {
+		return task.Task{}, err
+	}
+	return t, nil
+}
+
+// askOnce answers from one read of the task's steps: the step this call
+// already is, else a new step allowed at once, joined to one asked at the
+// same moment, or asked of the owner. ErrConflict means a racing write
+// landed first and nothing was stored.
+func (s *Service) askOnce(ctx context.Context, a *asking, t task.Task) (RequestStepOutput, error) {
+	c, now := a.c, a.now
+	// The project's settings (once) and the task's steps are read at once.
 	var projectErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { p, projectErr = s.taskProject(ctx, c, t) })
+	if a.project == nil {
+		wg.Go(func() {
+			var p Project
+			if p, projectErr = s.taskProject(ctx, c, t); projectErr == nil {
+				a.project = &p
+			}
+		})
+	}
 	steps, err := s.Store.StepsForTask(ctx, t.ID)
 	wg.Wait()
 	if projectErr != nil {
@@ -67,26 +138,33 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 	if err != nil {
 		return RequestStepOutput{}, fmt.Errorf("read steps of task %s: %w", t.ID, err)
 	}
+	first := a.seen == nil
+	if first {
+		a.seen = map[string]bool{}
+	}
 	var change StepChange
 	var match *step.Step
 	var pending []step.Step
 	for _, st := range steps {
+		if first {
+			a.seen[st.ID] = true
+		}
 		eff := st.Effective(now)
 		if eff.Status != st.Status {
 			// Expiry is checked on every read; TTL deletion lags behind.
 			change.Steps = append(change.Steps, StepWrite{Step: eff, Prev: st.Status})
 		}
-		if eff.Fingerprint == fp && eff.Live() && (eff.RunID == c.RunID || (c.ResumesRun != "" && eff.RunID == c.ResumesRun)) {
+		if eff.Fingerprint == a.fp && eff.Live() && (eff.RunID == c.RunID || (c.ResumesRun != "" && eff.RunID == c.ResumesRun)) {
 			match = &eff
 		}
 		if eff.Status == step.Pending {
 			pending = append(pending, eff)
 		}
 	}
+	change.At = now
 
 	if match != nil {
-		change.At = now
-		out, err := s.answer(ctx, c, *match, in.ToolUseID, change)
+		out, err := s.answer(ctx, c, *match, a.in.ToolUseID, change)
 		if err == nil {
 			s.publish(ctx, expiredEvents(change, now)...)
 		}
@@ -94,25 +172,37 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 	}
 
 	// A new step. A live grant or the owner's budget may allow it at once.
-	deadline := p.StepDeadline
-	if deadline <= 0 {
-		deadline = step.DefaultPendingDeadline
+	if a.al == nil {
+		deadline := a.project.StepDeadline
+		if deadline <= 0 {
+			deadline = step.DefaultPendingDeadline
+		}
+		in := a.in
+		a.ns = step.Step{
+			ID: s.NewID("stp_"), TaskID: t.ID, Project: t.Project, Agent: c.Agent, RunID: c.RunID,
+			ToolName: in.ToolName, Input: a.canonical, Fingerprint: a.fp,
+			Kind: in.Kind, Target: in.Target, Amount: in.Amount, Reason: in.Reason,
+			Status: step.Pending, CreatedAt: now, ExpiresAt: now.Add(deadline),
+		}
+		call := grant.Call{Project: t.Project, Agent: c.Agent, TaskID: t.ID, ToolName: in.ToolName, Canonical: a.canonical, Fingerprint: a.fp}
+		al, err := s.allowance(ctx, call, a.ns, now)
+		if err != nil {
+			return RequestStepOutput{}, err
+		}
+		a.al = &al
 	}
-	ns := step.Step{
-		ID: s.NewID("stp_"), TaskID: t.ID, Project: t.Project, Agent: c.Agent, RunID: c.RunID,
-		ToolName: in.ToolName, Input: canonical, Fingerprint: fp,
-		Kind: in.Kind, Target: in.Target, Amount: in.Amount, Reason: in.Reason,
-		Status: step.Pending, CreatedAt: now, ExpiresAt: now.Add(deadline),
+	if a.al.by != "" {
+		out, err := s.allowAtOnce(ctx, a.ns, *a.al, a.in.ToolUseID, change, now)
+		a.debited = err == nil
+		return out, err
 	}
-	call := grant.Call{Project: t.Project, Agent: c.Agent, TaskID: t.ID, ToolName: in.ToolName, Canonical: canonical, Fingerprint: fp}
-	al, err := s.allowance(ctx, call, ns, now)
-	if err != nil {
-		return RequestStepOutput{}, err
+	ns := a.ns
+	ns.BudgetNote = a.al.note
+	for _, w := range pending {
+		if !a.seen[w.ID] {
+			return s.joinWaiting(ctx, ns, w, change)
+		}
 	}
-	if al.by != "" {
-		return s.allowAtOnce(ctx, ns, al, in.ToolUseID, change, now)
-	}
-	ns.BudgetNote = al.note
 
 	// Asked of the owner: it withdraws the step waiting, and the task waits on the owner.
 	for _, old := range pending {
@@ -120,16 +210,12 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 		change.Steps = append(change.Steps, StepWrite{Step: old, Prev: step.Pending})
 	}
 	change.Steps = append(change.Steps, StepWrite{Step: ns})
-	asked, err := task.AskOwner(t, c.Agent, in.ToolName, ns.ID, now)
+	asked, err := task.AskOwner(t, c.Agent, a.in.ToolName, ns.ID, now)
 	if err != nil {
 		return RequestStepOutput{}, err
 	}
 	change.Move, change.PrevVersion = &asked, t.Version
-	change.At = now
 	if err := s.Store.SaveSteps(ctx, change); err != nil {
-		if errors.Is(err, ErrConflict) {
-			return RequestStepOutput{}, task.Refusef("task %s changed while asking; call request_step again", t.ID)
-		}
 		return RequestStepOutput{}, fmt.Errorf("store step: %w", err)
 	}
 	s.publish(ctx, append(expiredEvents(change, now), event.ForStep(event.StepRequested, ns, c.Agent, now))...)
@@ -138,6 +224,25 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 		msg = truncate(msgPending+" ("+ns.BudgetNote+")", 500)
 	}
 	return RequestStepOutput{StepID: ns.ID, Status: step.Pending, Behavior: "deny", Message: msg}, nil
+}
+
+// joinWaiting answers a new step that lost the race to ask to waiting, a
+// step asked at the same moment. One step waits at a time, so the new step
+// is stored withdrawn (the owner is asked once, about the step that waits),
+// and the run is told to wait for its owner too and to ask for this call
+// again once it is resumed.
+func (s *Service) joinWaiting(ctx context.Context, ns step.Step, waiting step.Step, change StepChange) (RequestStepOutput, error) {
+	ns.Status = step.Withdrawn
+	change.Steps = append(change.Steps, StepWrite{Step: ns})
+	if err := s.Store.SaveSteps(ctx, change); err != nil {
+		return RequestStepOutput{}, fmt.Errorf("store step: %w", err)
+	}
+	s.publish(ctx, expiredEvents(change, change.At)...)
+	msg := fmt.Sprintf(msgJoined, waiting.ID, waiting.ToolName)
+	if ns.BudgetNote != "" {
+		msg += "; " + ns.BudgetNote
+	}
+	return RequestStepOutput{StepID: ns.ID, Status: step.Withdrawn, Behavior: "deny", Message: truncate(msg+")", 500)}, nil
 }
 
 // expiredEvents announces the steps a write found expired on read.
@@ -180,9 +285,6 @@ func (s *Service) answer(ctx context.Context, c identity.Caller, st step.Step, t
 			return RequestStepOutput{}, fmt.Errorf("store step %s: %w", st.ID, err)
 		}
 	}
-	if out.Status == step.Consumed && st.AllowedBy == "" {
-		s.recordSpend(ctx, st, s.now())
-	}
 	return out, nil
 }
 
@@ -215,6 +317,11 @@ func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, 
 		decided.ExpiresAt = now.Add(step.UseWindow)
 	}
 	change := StepChange{Steps: []StepWrite{{Step: decided, Prev: step.Pending}}, At: now}
+	if approve {
+		if change.Spend, err = s.approvedSpend(ctx, st, now); err != nil {
+			return step.Step{}, err
+		}
+	}
 	t, err := s.Store.Task(ctx, taskID)
 	if err != nil {
 		return step.Step{}, fmt.Errorf("load task %s: %w", taskID, err)

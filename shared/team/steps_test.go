@@ -1,7 +1,9 @@
 package team_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/task"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/teamtest"
 )
 
 const (
@@ -384,5 +387,80 @@ func TestCheckpointWhileAStepWaitsKeepsWaitingOnTheOwner(t *testing.T) {
 	r.decide(asked.StepID, true, "")
 	if tk := r.fixture.task(r.task.ID); tk.State != task.Working || tk.WaitingOn != nil {
 		t.Errorf("after the owner approved the task is %s waiting on %q, want working", tk.State, waitingOn(tk))
+	}
+}
+
+// racingStore lands another write just before the next step write, as a
+// racing request would; failing, it refuses every write that moves a task.
+type racingStore struct {
+	*teamtest.Store
+	before  func()
+	failing bool
+	tries   int
+}
+
+func (s *racingStore) SaveSteps(c context.Context, change team.StepChange) error {
+	if h := s.before; h != nil {
+		s.before = nil
+		h()
+	}
+	if s.failing && change.Move != nil {
+		s.tries++
+		return fmt.Errorf("save steps: %w", team.ErrConflict)
+	}
+	return s.Store.SaveSteps(c, change)
+}
+
+func (r *stepRoom) racing(before func()) (*team.Service, *racingStore) {
+	rs := &racingStore{Store: r.store, before: before}
+	svc := *r.svc
+	svc.Store = rs
+	return &svc, rs
+}
+
+func TestAStepThatLosesTheRaceToAskWaitsWithTheWinner(t *testing.T) {
+	r := newStepRoom(t)
+	var winner team.RequestStepOutput
+	svc, _ := r.racing(func() { winner = r.ask(r.run, push(`{"command":"git push origin release"}`)) })
+	out, err := svc.RequestStep(ctx, r.run, push(pushInput))
+	if err != nil {
+		t.Fatalf("the racer that lost got an error: %v", err)
+	}
+	wantAnswer(t, winner, "stp_2", step.Pending, "deny", msgPending)
+	wantAnswer(t, out, "stp_1", step.Withdrawn, "deny", msgPending+" (your owner is asked about step stp_2, a Bash call asked at the same moment: one step waits at a time, so ask for this call again when you are resumed)")
+	if st := r.stored("stp_1"); st.Status != step.Withdrawn {
+		t.Errorf("the racer's step is %s, want withdrawn", st.Status)
+	}
+	if st := r.stored("stp_2"); st.Status != step.Pending {
+		t.Errorf("the winner's step is %s, want still pending", st.Status)
+	}
+	// Once resumed, the run asks for the call again: a new step, asked of the owner.
+	if again := r.ask(r.run, push(pushInput)); again.StepID != "stp_3" || again.Status != step.Pending {
+		t.Errorf("asking again = %+v, want a new pending stp_3", again)
+	}
+}
+
+func TestAnAskThatRacesTheOwnersDecisionAsksAgain(t *testing.T) {
+	r := newStepRoom(t)
+	first := r.ask(r.run, push(pushInput))
+	svc, _ := r.racing(func() { r.decide(first.StepID, true, "") })
+	out, err := svc.RequestStep(ctx, r.run, push(`{"command":"git push origin release"}`))
+	if err != nil {
+		t.Fatalf("an ask racing the owner's decision got an error: %v", err)
+	}
+	wantAnswer(t, out, "stp_2", step.Pending, "deny", msgPending)
+	if st := r.stored(first.StepID); st.Status != step.Approved {
+		t.Errorf("the decided step is %s, want approved (nothing withdrew it)", st.Status)
+	}
+}
+
+func TestAskingGivesUpAfterBoundedRaces(t *testing.T) {
+	r := newStepRoom(t)
+	svc, rs := r.racing(nil)
+	rs.failing = true
+	_, err := svc.RequestStep(ctx, r.run, push(pushInput))
+	wantRefusal(t, err, "changed while asking, 5 times; call request_step again")
+	if rs.tries != 5 {
+		t.Errorf("tried %d times, want 5", rs.tries)
 	}
 }

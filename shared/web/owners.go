@@ -23,16 +23,18 @@ import (
 // DefaultGrantHours is the length a grant form offers first.
 const DefaultGrantHours = 8
 
-// grantChoice is what a decide form offers besides "approve once" for one step.
+// grantChoice is what a decide form offers besides "approve once" for one
+// step, with how a pattern on its field reads.
 type grantChoice struct {
 	Field, Pattern string
 	Hours          int
 	MaxHours       int
+	Syntax         syntaxView
 }
 
 func grantChoiceOf(s step.Step) grantChoice {
 	field, value := grant.DefaultField(s.Input)
-	return grantChoice{Field: field, Pattern: value, Hours: DefaultGrantHours, MaxHours: grant.MaxHours}
+	return grantChoice{Field: field, Pattern: value, Hours: DefaultGrantHours, MaxHours: grant.MaxHours, Syntax: viewSyntax(grant.SyntaxOf(field))}
 }
 
 // grantRequestOf reads the grant part of a decide form: nil for "approve
@@ -108,7 +110,23 @@ func (v *ownersView) GrantList() grantList {
 
 type budgetView struct {
 	Owner, Unit, Limit, SetAt string
-	AutoAllow, Mine           bool
+	AmountField, AmountTool   string
+	// ReadsFrom says where the amount is read; Auto whether spending within
+	// the budget is allowed without asking, and if not why.
+	ReadsFrom, Auto string
+	AutoAllow, Mine bool
+}
+
+func viewBudget(b budget.Budget, me string) budgetView {
+	v := budgetView{Owner: b.Owner, Unit: b.Unit, Limit: b.PerAgentPerDay.String(), SetAt: stamp(b.SetAt), AmountField: b.AmountField, AmountTool: b.AmountTool,
+		ReadsFrom: cmp.Or(b.ReadsFrom(), "nowhere"), Auto: "off", AutoAllow: b.AutoAllow, Mine: b.Owner == me}
+	switch {
+	case b.AutoAllow && b.AmountField == "":
+		v.Auto = "asks every time: no amount field named"
+	case b.AutoAllow:
+		v.Auto = "on"
+	}
+	return v
 }
 
 type spendView struct {
@@ -156,11 +174,12 @@ func (h *Handler) ownersViewOf(r *http.Request, me session.Session, p team.Proje
 	v.Form = budgetView{Unit: "USD", Limit: "50"}
 	limits := map[string]budget.Budget{}
 	for _, b := range budgets {
-		if b.Owner == me.Owner {
-			v.Form = budgetView{Unit: b.Unit, Limit: b.PerAgentPerDay.String(), AutoAllow: b.AutoAllow}
+		bv := viewBudget(b, me.Owner)
+		if bv.Mine {
+			v.Form = bv
 		}
 		limits[b.Owner+"#"+b.Unit] = b
-		v.Budgets = append(v.Budgets, budgetView{Owner: b.Owner, Unit: b.Unit, Limit: b.PerAgentPerDay.String(), SetAt: stamp(b.SetAt), AutoAllow: b.AutoAllow, Mine: b.Owner == me.Owner})
+		v.Budgets = append(v.Budgets, bv)
 	}
 	slices.SortFunc(v.Budgets, func(a, b budgetView) int { return cmp.Or(cmp.Compare(a.Owner, b.Owner), cmp.Compare(a.Unit, b.Unit)) })
 	for _, s := range spend {
@@ -244,7 +263,8 @@ func (h *Handler) setBudget(w http.ResponseWriter, r *http.Request) {
 		h.ownersRefused(w, r, me, p, err.Error())
 		return
 	}
-	b := budget.Budget{Project: p.Slug, Owner: me.Owner, Unit: strings.TrimSpace(r.PostForm.Get("unit")), PerAgentPerDay: limit, AutoAllow: r.PostForm.Get("auto_allow") == "on"}
+	b := budget.Budget{Project: p.Slug, Owner: me.Owner, Unit: strings.TrimSpace(r.PostForm.Get("unit")), PerAgentPerDay: limit, AutoAllow: r.PostForm.Get("auto_allow") == "on",
+		AmountField: strings.TrimSpace(r.PostForm.Get("amount_field")), AmountTool: strings.TrimSpace(r.PostForm.Get("amount_tool"))}
 	if h.cfg.Service == nil {
 		h.failed(w, r, errNoService)
 		return

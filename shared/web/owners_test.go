@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/useprickle/prickle/shared/budget"
 	"github.com/useprickle/prickle/shared/identity"
 	"github.com/useprickle/prickle/shared/step"
 	"github.com/useprickle/prickle/shared/team"
@@ -102,6 +104,57 @@ func runOwners(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		}
 	})
 
+	t.Run("task page: the grant form says how its field's pattern reads; a path grant stays in its directory", func(t *testing.T) {
+		e := newRoomEnv(t, newStore(t))
+		tk := e.workingTask("tsk_paths", "alice/writer", "bob/reviewer")
+		run := identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindRun, TaskID: tk.ID, RunID: "run_paths"}
+		write := func(path, toolUseID string) team.RequestStepOutput {
+			t.Helper()
+			in, _ := json.Marshal(map[string]string{"file_path": path, "content": "x"})
+			out, err := e.svc.RequestStep(context.Background(), run, team.RequestStepInput{ToolName: "Write", Input: in, ToolUseID: toolUseID, Kind: "destructive"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		const src = "/srv/site/src/"
+		asked := write(src+"index.html", "tu_1")
+		alice := e.signIn("alice")
+		page := alice.get("/t/" + tk.ID)
+		for _, want := range []string{`name="field" value="file_path"`, `value="` + src + `index.html"`,
+			"are read as paths", "<code>/srv/app/src/*</code>", `<code class="refuses">/srv/app/src/../.github/workflows/deploy.yml</code>`} {
+			if !strings.Contains(page.raw, want) {
+				t.Errorf("task page lacks %q", want)
+			}
+		}
+		csrf := formToken(t, page)
+		if r := alice.do(http.MethodPost, "/t/"+tk.ID, url.Values{"csrf": {csrf}, "step": {asked.StepID}, "decision": {"approve"},
+			"grant": {"pattern"}, "field": {"file_path"}, "pattern": {src + "../*"}, "hours": {"8"}}); r.status != http.StatusBadRequest || !strings.Contains(r.text, "cannot hold a .. name") {
+			t.Fatalf("a pattern with .. = %d:\n%s", r.status, r.text)
+		}
+		if r := alice.do(http.MethodPost, "/t/"+tk.ID, url.Values{"csrf": {csrf}, "step": {asked.StepID}, "decision": {"approve"},
+			"grant": {"pattern"}, "field": {"file_path"}, "pattern": {src + "*"}, "hours": {"8"}}); r.status != http.StatusSeeOther {
+			t.Fatalf("approve with a path grant = %d:\n%s", r.status, r.text)
+		}
+		for i, c := range []struct {
+			path    string
+			allowed bool
+		}{{src + "about.html", true}, {src + "../.github/workflows/deploy.yml", false}, {src + "assets/app.js", false}, {src + ".env", false}} {
+			if out := write(c.path, fmt.Sprintf("tu_w%d", i)); (out.Behavior == "allow") != c.allowed {
+				t.Errorf("Write %s = %+v, want allowed %v", c.path, out, c.allowed)
+			}
+		}
+		// A Bash step's form explains commands, with the reviewed near misses.
+		push := e.push(tk.ID, "main", "tu_p")
+		page = alice.get("/t/" + tk.ID)
+		for _, want := range []string{"is read as a shell command", `<code class="refuses">git push origin --delete main</code>`, `<code class="refuses">git push origin :main</code>`,
+			`<code class="refuses">git push origin main --exec=/tmp/evil</code>`, "<code>; &amp; | &lt; &gt; ` $ ( ) \\</code>"} {
+			if !strings.Contains(page.raw, want) {
+				t.Errorf("task page (step %s) lacks %q", push.StepID, want)
+			}
+		}
+	})
+
 	t.Run("owners page: budgets per owner, today's spend, audit downloads; outsiders get 404", func(t *testing.T) {
 		e := newRoomEnv(t, newStore(t))
 		tk := e.workingTask("tsk_budget", "alice/writer", "bob/reviewer")
@@ -118,17 +171,25 @@ func runOwners(t *testing.T, newStore func(t *testing.T) roomBackend) {
 				t.Errorf("budget %v = %d", bad, r.status)
 			}
 		}
-		if r := alice.do(http.MethodPost, "/p/website-v2/budgets", url.Values{"unit": {"USD"}, "limit": {"50"}, "auto_allow": {"on"}}); r.status != http.StatusForbidden {
+		if r := alice.do(http.MethodPost, "/p/website-v2/budgets", url.Values{"unit": {"USD"}, "limit": {"50"}, "auto_allow": {"on"}, "amount_field": {"usd"}}); r.status != http.StatusForbidden {
 			t.Errorf("budget without csrf = %d", r.status)
 		}
-		r := alice.do(http.MethodPost, "/p/website-v2/budgets", url.Values{"csrf": {csrf}, "unit": {"USD"}, "limit": {"50"}, "auto_allow": {"on"}})
+		// Auto-allow without saying where a call holds its amount would trust what agents declare.
+		if r := alice.do(http.MethodPost, "/p/website-v2/budgets", url.Values{"csrf": {csrf}, "unit": {"USD"}, "limit": {"50"}, "auto_allow": {"on"}}); r.status != http.StatusConflict || !strings.Contains(r.text, "auto-allow needs the input field") {
+			t.Errorf("auto-allow without an amount field = %d:\n%s", r.status, r.text)
+		}
+		r := alice.do(http.MethodPost, "/p/website-v2/budgets", url.Values{"csrf": {csrf}, "unit": {"USD"}, "limit": {"50"}, "auto_allow": {"on"}, "amount_field": {"usd"}})
 		if r.status != http.StatusSeeOther {
 			t.Fatalf("set budget = %d:\n%s", r.status, r.text)
+		}
+		// bob's budget was stored before budgets named their amount field.
+		if err := e.store.PutBudget(context.Background(), budget.Budget{Project: "website-v2", Owner: "bob", Unit: "EUR", PerAgentPerDay: 9 * budget.Scale, AutoAllow: true, SetBy: "bob", SetAt: e.clock.now()}); err != nil {
+			t.Fatal(err)
 		}
 		e.clock.at = e.clock.at.Add(time.Second)
 		run := identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindRun, TaskID: tk.ID, RunID: "run_b"}
 		spend := func(n int, value float64) team.RequestStepOutput {
-			out, err := e.svc.RequestStep(context.Background(), run, team.RequestStepInput{ToolName: "buy", Input: json.RawMessage(`{"n":` + string(rune('0'+n)) + `}`),
+			out, err := e.svc.RequestStep(context.Background(), run, team.RequestStepInput{ToolName: "buy", Input: json.RawMessage(fmt.Sprintf(`{"n":%d,"usd":%v}`, n, value)),
 				ToolUseID: "tu", Kind: "spending", Amount: &step.Amount{Value: value, Unit: "USD"}})
 			if err != nil {
 				t.Fatal(err)
@@ -139,14 +200,27 @@ func runOwners(t *testing.T, newStore func(t *testing.T) roomBackend) {
 			t.Fatalf("30 of 50 USD = %+v", out)
 		}
 		e.clock.at = e.clock.at.Add(time.Second)
-		if out := spend(2, 30); out.Behavior != "deny" || !strings.Contains(out.Message, "20 USD left of 50 USD") {
-			t.Fatalf("30 more = %+v, want asked with what is left", out)
+		asked := spend(2, 30)
+		if asked.Behavior != "deny" || !strings.Contains(asked.Message, "20 USD left of 50 USD") {
+			t.Fatalf("30 more = %+v, want asked with what is left", asked)
 		}
 		page = alice.get("/p/website-v2/owners?done=budget")
-		for _, want := range []string{"Budget saved.", "<td>alice <span class=\"tag\">you</span></td><td>USD</td><td>50</td><td>on</td>", "<td>alice/writer</td><td>USD</td><td>30</td><td>20</td>"} {
+		for _, want := range []string{"Budget saved.", "A budget caps declared spend:",
+			`<td>alice <span class="tag">you</span></td><td>USD</td><td>50</td><td>input field usd of any call</td><td>on</td>`,
+			`<td>bob</td><td>EUR</td><td>9</td><td>nowhere</td><td>asks every time: no amount field named</td>`,
+			`id="budget-field" name="amount_field" type="text" maxlength="64" value="usd"`,
+			"<td>alice/writer</td><td>USD</td><td>30</td><td>20</td>"} {
 			if !strings.Contains(page.raw, want) {
 				t.Errorf("owners page lacks %q:\n%s", want, page.raw)
 			}
+		}
+		// Approved by hand, the 30 USD count at once, over the budget.
+		e.clock.at = e.clock.at.Add(time.Second)
+		if r := alice.do(http.MethodPost, "/t/"+tk.ID, url.Values{"csrf": {csrf}, "step": {asked.StepID}, "decision": {"approve"}}); r.status != http.StatusSeeOther {
+			t.Fatalf("approve the spend = %d:\n%s", r.status, r.text)
+		}
+		if page := alice.get("/p/website-v2/owners"); !strings.Contains(page.raw, "<td>alice/writer</td><td>USD</td><td>60</td><td>0</td>") {
+			t.Errorf("right after the approval the owners page does not count it:\n%s", page.raw)
 		}
 		csvResp := alice.get("/p/website-v2/audit.csv")
 		if csvResp.status != http.StatusOK || !strings.HasPrefix(csvResp.header.Get("Content-Type"), "text/csv") || !strings.Contains(csvResp.header.Get("Content-Disposition"), "attachment") {
@@ -160,7 +234,7 @@ func runOwners(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		for _, row := range rows[1:] {
 			got = append(got, row[2]+" "+row[3]+" "+row[4])
 		}
-		want := []string{"hand_off bob/reviewer mcp", "budget_set owner:alice owners page (signed in by email link)", "step_allowed owner:alice budget USD", "step_asked alice/writer mcp"}
+		want := []string{"hand_off bob/reviewer mcp", "budget_set owner:alice owners page (signed in by email link)", "step_allowed owner:alice budget USD", "step_asked alice/writer mcp", "step_approved owner:alice task page (signed in by email link)"}
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("audit rows = %q, want %q", got, want)
 		}

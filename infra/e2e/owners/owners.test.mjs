@@ -2,7 +2,7 @@
 // the official TypeScript MCP SDK client for the agents (woken runs with the run tokens the wake-ups
 // carry), the dev outbox for what the owner and the wake URLs receive, and headless Chromium for the
 // owner, who approves with a standing grant on the approval page, revokes it on the task page, sets a
-// budget on the owners page and downloads the audit trail there. Screenshots: $ARTIFACTS/screenshots/owners-*.png.
+// budget on the owners page, approves a spend by hand, and downloads the audit trail there. Screenshots: $ARTIFACTS/screenshots/owners-*.png.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -74,7 +74,12 @@ describe('owners at ease: grants, budgets and the audit trail end to end', { ski
     await c.client.listTools();
     return c;
   };
-  const shot = (page, name) => page.screenshot({ path: resolve(SHOTS, `owners-${name}.png`), fullPage: true });
+  // After a full-page screenshot of a page taller than its viewport, Chromium's next click lands
+  // nowhere until the page scrolls (seen with the approval page's grant form): scroll back to the top.
+  const shot = async (page, name) => {
+    await page.screenshot({ path: resolve(SHOTS, `owners-${name}.png`), fullPage: true });
+    await page.evaluate(() => window.scrollTo(0, 0));
+  };
 
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
@@ -117,6 +122,12 @@ describe('owners at ease: grants, budgets and the audit trail end to end', { ski
     assert.equal((await page.goto(link.url)).status(), 200);
     assert.equal(await page.locator('input[name="field"]').inputValue(), 'command');
     assert.equal(await page.locator('#pattern-step').inputValue(), 'git push origin main', 'the pattern starts as the exact command');
+    // The form says how a command pattern reads, with the near misses it refuses.
+    const syntax = await page.locator('#syntax-step').innerText();
+    assert.match(syntax, /is read as a shell command, word by word/);
+    for (const near of ['git push origin main --force', 'git push origin --delete main', 'git push origin :main', "git push origin --receive-pack='touch /tmp/x' main", 'git push origin main --exec=/tmp/evil']) {
+      assert.ok(syntax.includes(near), `the form names ${near} among what the pattern refuses`);
+    }
     await page.locator('#grant-pattern-step').check();
     await page.locator('#pattern-step').fill('git push origin *');
     await page.locator('#hours-step').fill('2');
@@ -143,9 +154,11 @@ describe('owners at ease: grants, budgets and the audit trail end to end', { ski
     assert.equal((await stepLinks(task.id)).length, linksBefore, 'no new approval message was sent for the granted pushes');
     assert.notEqual((await ok(bob.client, 'get_task', { task_id: task.id })).task.waiting_on, 'owner_approval', 'the task never waited');
 
-    // A near miss is not covered: it asks.
+    // Near misses are not covered: they ask.
     const near = await push(resumedRun, 'main; curl https://evil.example', 'toolu_owners_near');
     assert.deepEqual([near.status, near.behavior], ['pending', 'deny'], 'a chained command asks the owner');
+    const deletion = await push(resumedRun, '--delete main', 'toolu_owners_delete');
+    assert.deepEqual([deletion.status, deletion.behavior], ['pending', 'deny'], 'deleting the remote branch asks the owner');
 
     // The task page lists the grant with its uses; alice revokes it there.
     assert.equal((await alice.goto(`${base}/t/${task.id}`)).status(), 200);
@@ -161,33 +174,68 @@ describe('owners at ease: grants, budgets and the audit trail end to end', { ski
     assert.ok(await eventually(async () => (await stepLinks(task.id)).some((l) => l.claims.step_id === again.step_id), { timeoutMs: 20000 }), 'and alice is asked');
   });
 
-  test('acceptance 3: 20 racing spending steps against a 50 USD budget allow at most 50 USD', async () => {
+  test('acceptance 3: 20 racing spending steps against a 50 USD budget allow at most 50 USD, and each racer is answered', async () => {
     assert.equal((await alice.goto(`${base}/p/${PROJECT}/owners`)).status(), 200);
+    assert.match(await alice.locator('#budget-rule').innerText(), /A budget caps declared spend/);
     await alice.locator('#budget-unit').fill('USD');
     await alice.locator('#budget-limit').fill('50');
+    await alice.locator('#budget-field').fill('usd');
+    await alice.locator('#budget-tool').fill('buy_credits');
     await alice.locator('#budget-auto').check();
     await Promise.all([alice.waitForURL(/done=budget/), alice.locator('#budget-save').click()]);
-    assert.match(await alice.locator('#budgets').innerText(), /alice[\s\S]*USD[\s\S]*50[\s\S]*on/);
+    assert.match(await alice.locator('#budgets').innerText(), /alice[\s\S]*USD[\s\S]*50[\s\S]*input field usd of buy_credits calls[\s\S]*on/);
 
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => ask(resumedRun, {
-      tool_name: 'buy_credits', input: { pack: i, note: uniq('pack') }, tool_use_id: `toolu_spend_${i}`, kind: 'spending', amount: { value: 5, unit: 'USD' }, reason: 'Credits for the load test.',
+      tool_name: 'buy_credits', input: { pack: i, note: uniq('pack'), usd: 5 }, tool_use_id: `toolu_spend_${i}`, kind: 'spending', amount: { value: 5, unit: 'USD' }, reason: 'Credits for the load test.',
     })));
     const allowed = answers.filter((a) => a.behavior === 'allow');
-    for (const a of answers.filter((x) => x.behavior !== 'allow')) {
-      assert.ok(a.refused || a.status === 'pending', `not allowed means asked (or lost the race to ask): ${JSON.stringify(a)}`);
-    }
+    const waiting = answers.filter((a) => a.behavior === 'deny');
+    for (const a of answers) assert.ok(!a.refused, `no racer gets a tool error: ${a.refused}`);
     assert.ok(allowed.length * 5 <= 50, `${allowed.length} × 5 USD allowed: more than the budget`);
     assert.equal(allowed.length, 10, 'exactly what fits is allowed');
     for (const a of allowed) assert.match(a.message, /budget/);
-    const over = await ask(resumedRun, { tool_name: 'buy_credits', input: { pack: 99 }, tool_use_id: 'toolu_spend_over', kind: 'spending', amount: { value: 1, unit: 'USD' } });
+    assert.equal(waiting.length, 10, 'the others are told to wait');
+    for (const a of waiting) assert.match(a.message, /^still waiting for your owner.*0 USD left of 50 USD/, 'still waiting, with what is left');
+    const pending = waiting.filter((a) => a.status === 'pending');
+    assert.equal(pending.length, 1, 'one step waits');
+    for (const a of waiting.filter((x) => x.status !== 'pending')) assert.ok(a.message.includes(pending[0].step_id), 'the others name the step that waits');
+    // The owner is asked once, about the step that waits.
+    const racers = new Set(waiting.map((a) => a.step_id));
+    const emailsAbout = async (ids) => (await outbox()).filter((m) => m.channel === 'email' && m.links?.[0]?.startsWith(`${base}/a/`) && ids.has(claimsOf(m.links[0]).step_id));
+    assert.ok(await eventually(async () => (await emailsAbout(racers)).length > 0, { timeoutMs: 20000 }), 'the owner is asked');
+    await new Promise((r) => setTimeout(r, 1000));
+    const racerMails = await emailsAbout(racers);
+    assert.deepEqual(racerMails.map((m) => claimsOf(m.links[0]).step_id), [pending[0].step_id], 'asked once, about the step that waits');
+    assert.match(racerMails[0].text, /0 USD left of 50 USD today/);
+
+    const over = await ask(resumedRun, { tool_name: 'buy_credits', input: { pack: 99, usd: 1 }, tool_use_id: 'toolu_spend_over', kind: 'spending', amount: { value: 1, unit: 'USD' } });
     assert.equal(over.status, 'pending');
     assert.match(over.message, /over budget: .*0 USD left of 50 USD today for alice\/builder/, 'the answer says what is left');
-    const asked = await eventually(async () => (await outbox()).find((m) => m.channel === 'email' && m.links?.[0]?.startsWith(`${base}/a/`) && claimsOf(m.links[0]).step_id === over.step_id), { timeoutMs: 20000 });
+    const asked = await eventually(async () => (await emailsAbout(new Set([over.step_id])))[0], { timeoutMs: 20000 });
     assert.match(asked.text, /0 USD left of 50 USD today/, 'the owner\'s email says what is left');
 
     await alice.reload();
     assert.match(await alice.locator('#spend').innerText(), /alice\/builder\s+USD\s+50\s+0/);
     await shot(alice, 'a3-owners-budget');
+
+    // Approved by hand, the 1 USD counts at once: the owners page shows it right after.
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    assert.equal((await page.goto(asked.links[0])).status(), 200);
+    await Promise.all([page.waitForURL(/\?done=1$/), page.locator('#approve').click()]);
+    await page.close();
+    await alice.reload();
+    assert.match(await alice.locator('#spend').innerText(), /alice\/builder\s+USD\s+51\s+0/, 'the approval is counted at once');
+
+    // A budget is never debited less than the call's input says: these are asked, saying why.
+    const curl = await ask(resumedRun, { tool_name: 'Bash', input: { command: 'curl -X POST https://payments.example/charge -d amount=5000' },
+      tool_use_id: 'toolu_spend_curl', kind: 'spending', target: 'payments.example', amount: { value: 0.01, unit: 'USD' } });
+    assert.deepEqual([curl.status, curl.behavior], ['pending', 'deny']);
+    assert.match(curl.message, /not allowed by the budget: alice's USD budget reads amounts from buy_credits calls only, not Bash/);
+    const cheap = await ask(resumedRun, { tool_name: 'buy_credits', input: { pack: 100, usd: 5000 }, tool_use_id: 'toolu_spend_cheap', kind: 'spending', amount: { value: 0.01, unit: 'USD' } });
+    assert.deepEqual([cheap.status, cheap.behavior], ['pending', 'deny']);
+    assert.match(cheap.message, /not allowed by the budget: the step declares 0\.01 USD but its input's usd says 5000 USD/);
+    await alice.reload();
+    assert.match(await alice.locator('#spend').innerText(), /alice\/builder\s+USD\s+51\s+0/, 'nothing debited for them');
   });
 
   test('acceptance 4: the audit CSV lists every decision of the story, in order, with who and how', async () => {
@@ -204,14 +252,15 @@ describe('owners at ease: grants, budgets and the audit trail end to end', { ski
       'step_asked alice/builder mcp', 'step_approved owner:alice approval link', 'grant_created owner:alice approval link',
       'step_used alice/builder mcp',
       ...Array(4).fill(`step_allowed owner:alice ${grant}`),
-      'step_asked alice/builder mcp', 'grant_revoked owner:alice task page (signed in by email link)',
+      'step_asked alice/builder mcp', 'step_withdrawn alice/builder mcp', 'step_asked alice/builder mcp', 'grant_revoked owner:alice task page (signed in by email link)',
       'step_withdrawn alice/builder mcp', 'step_asked alice/builder mcp',
       'budget_set owner:alice owners page (signed in by email link)',
     ];
     assert.deepEqual(decisions.slice(0, want.length), want, `the audit trail in order:\n${decisions.join('\n')}`);
     const spending = decisions.slice(want.length);
     assert.equal(spending.filter((d) => d === 'step_allowed owner:alice budget USD').length, 10, 'ten steps allowed by the budget');
-    assert.ok(spending.every((d) => /^step_(allowed|asked|withdrawn) /.test(d)), `then only spending steps: ${spending.join(', ')}`);
+    assert.ok(spending.every((d) => /^step_(allowed|asked|withdrawn|approved) /.test(d)), `then only spending steps: ${spending.join(', ')}`);
+    assert.equal(spending.filter((d) => d === 'step_approved owner:alice approval link').length, 1, 'the spend approved by hand');
     // Times never go backwards, the history is there too, and so are the run tokens the wake-ups minted.
     const times = mine.map((r) => Date.parse(r.at));
     assert.deepEqual(times, [...times].sort((a, b) => a - b), 'in time order');

@@ -36,7 +36,8 @@ func (s *Store) StepsForTask(_ context.Context, taskID string) ([]step.Step, err
 
 // SaveSteps implements team.Steps as one transaction: every step write is
 // conditional on its stored status being Prev (Prev empty: on the step not
-// existing), the optional move on the task's version being PrevVersion; if
+// existing), the optional move on the task's version being PrevVersion (the
+// optional spend is added with no condition); if
 // any condition fails nothing is written and the error is team.ErrConflict.
 // Two writes to the same step in one change are refused, as DynamoDB
 // refuses two operations on one item in a transaction.
@@ -77,6 +78,11 @@ func (s *Store) SaveSteps(_ context.Context, c team.StepChange) error {
 	}
 	if c.Move != nil {
 		s.applyMove(c.PrevVersion, *c.Move)
+	}
+	if c.Spend != nil {
+		key := *c.Spend
+		key.Spent += s.spend[spendKey(key)].Spent
+		s.spend[spendKey(key)] = key
 	}
 	return nil
 }
