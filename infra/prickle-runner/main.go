@@ -5,6 +5,9 @@
 //
 //	go install github.com/useprickle/prickle/infra/prickle-runner@latest
 //	prickle-runner --config runner.yaml
+//
+// `prickle-runner codex-run` is what the codex template starts for a run:
+// it hosts `codex app-server` and asks the owner before Codex's calls.
 package main
 
 import (
@@ -19,6 +22,14 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == runner.CodexRunCommand {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		wake := make(chan os.Signal, 1)
+		signal.Notify(wake, syscall.SIGUSR1)
+		code := runner.CodexMain(ctx, os.Args[2:], wake, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
 	configPath := flag.String("config", "runner.yaml", "the runner's configuration file (see runner.example.yaml)")
 	flag.Parse()
 	out := slog.New(slog.NewJSONHandler(os.Stdout, nil))

@@ -47,8 +47,9 @@ func RunEnv(mcpURL, project string, w wake.Payload) []string {
 // BuildCommand turns a project's template and a wake-up into the command to
 // start. For Claude Code it writes the run's MCP config (mode 0600, holding
 // the run token) into dir; the caller removes Command.MCPConfig afterwards.
-// base is the runner's own environment minus anything the run must not see.
-func BuildCommand(p Project, mcpURL, project string, w wake.Payload, dir string, base []string) (Command, error) {
+// base is the runner's own environment minus anything the run must not see;
+// self is the runner's own executable, which hosts Codex runs.
+func BuildCommand(p Project, mcpURL, project string, w wake.Payload, dir string, base []string, self string) (Command, error) {
 	c := Command{Dir: p.Dir, Env: append(append([]string{}, base...), RunEnv(mcpURL, project, w)...)}
 	prompt := Prompt(p, w)
 	switch p.Template {
@@ -64,11 +65,8 @@ func BuildCommand(p Project, mcpURL, project string, w wake.Payload, dir string,
 			"--permission-prompt-tool", PermissionPromptTool,
 			"--allowedTools", strings.Join(p.AllowedTools, ",")}, p.Args...)
 	case TemplateCodex:
-		u, _ := json.Marshal(mcpURL)
-		c.Argv = append([]string{programOr(p.Program, "codex"), "exec",
-			"-c", "mcp_servers.prickle.url=" + string(u),
-			"-c", `mcp_servers.prickle.bearer_token_env_var="PRICKLE_RUN_TOKEN"`}, p.Args...)
-		c.Argv = append(c.Argv, prompt)
+		c.Argv = append([]string{self, CodexRunCommand, "--codex", programOr(p.Program, "codex")}, p.Args...)
+		c.Env = append(c.Env, "PRICKLE_PROMPT="+prompt)
 	case TemplateCommand:
 		c.Argv = append(append([]string{}, p.Command...), p.Args...)
 		c.Env = append(c.Env, "PRICKLE_PROMPT="+prompt)

@@ -128,3 +128,44 @@ func clip(s string, n int) string {
 	}
 	return string(r[:n])
 }
+
+// StepAsk is one request_step call: the exact call the owner is asked about.
+type StepAsk struct {
+	ToolName  string          `json:"tool_name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+}
+
+// StepAnswer is request_step's answer (the README's "Owners decide").
+type StepAnswer struct {
+	StepID   string `json:"step_id"`
+	Status   string `json:"status"`
+	Behavior string `json:"behavior"`
+	Message  string `json:"message"`
+}
+
+// Steps asks a run's owner with request_step, with the run's token.
+type Steps interface {
+	RequestStep(ctx context.Context, token string, a StepAsk) (StepAnswer, error)
+}
+
+// RequestStep asks with request_step; a refusal (isError) wraps ErrRefused.
+func (m *MCPTasks) RequestStep(ctx context.Context, token string, a StepAsk) (StepAnswer, error) {
+	args := map[string]any{"tool_name": a.ToolName, "input": a.Input}
+	if a.ToolUseID != "" {
+		args["tool_use_id"] = a.ToolUseID
+	}
+	if a.Reason != "" {
+		args["reason"] = a.Reason
+	}
+	b, err := m.call(ctx, token, "request_step", args)
+	if err != nil {
+		return StepAnswer{}, err
+	}
+	var ans StepAnswer
+	if err := json.Unmarshal(b, &ans); err != nil || ans.Status == "" || ans.Behavior == "" {
+		return StepAnswer{}, fmt.Errorf("request_step: the answer is not a step: %s", clip(string(b), 300))
+	}
+	return ans, nil
+}

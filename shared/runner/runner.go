@@ -34,6 +34,8 @@ type Runner struct {
 	Out *slog.Logger
 	// CallTimeout bounds each call to Prickle (default 1 minute).
 	CallTimeout time.Duration
+	// Self is the runner's own executable (the codex template runs it as codex-run).
+	Self string
 
 	mu      sync.Mutex
 	ctx     context.Context
@@ -58,7 +60,11 @@ type delivery struct {
 
 // New builds a Runner; Start must be called before Offer.
 func New(cfg Config, tasks Tasks, agentToken string, out *slog.Logger) *Runner {
-	return &Runner{Config: cfg, Tasks: tasks, AgentToken: agentToken, Out: out, Env: RunBaseEnv(cfg)}
+	self, err := os.Executable()
+	if err != nil {
+		self = os.Args[0]
+	}
+	return &Runner{Config: cfg, Tasks: tasks, AgentToken: agentToken, Out: out, Env: RunBaseEnv(cfg), Self: self}
 }
 
 // RunBaseEnv is the runner's environment without what a run must not see:
@@ -251,7 +257,10 @@ func (r *Runner) execute(d *delivery) {
 		return
 	}
 	defer logFile.Close()
-	cmd, err := BuildCommand(project, r.Config.MCPURL(), view.Project, w, filepath.Join(r.Config.LogDir, "mcp"), r.Env)
+	cmd, err := BuildCommand(project, r.Config.MCPURL(), view.Project, w, filepath.Join(r.Config.LogDir, "mcp"), r.Env, r.Self)
+	if err == nil {
+		err = withSessionDir(&cmd, r.Config.LogDir, w.TaskID)
+	}
 	if err != nil {
 		r.Out.Error("run not started", "task", w.TaskID, "run", w.RunID, "error", err.Error())
 		return
