@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,11 +71,13 @@ func (s codexSession) SetOpen(c *openCall) error {
 		}
 		return nil
 	}
-	b, err := json.Marshal(c)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the next run's prompt quotes the input as it was asked
+	if err := enc.Encode(c); err != nil {
 		return fmt.Errorf("encode the open call: %w", err)
 	}
-	return s.write(codexOpenFile, b)
+	return s.write(codexOpenFile, b.Bytes())
 }
 
 // write replaces name atomically (a run killed mid-write leaves the old file).
