@@ -1,7 +1,8 @@
 // Package runner is prickle-runner's logic: it takes an agent's wake-ups
 // (a signed webhook, or claims pulled from Prickle), starts one run per
-// wake-up in the project's directory (Claude Code by default), and leaves a
-// checkpoint when a run ends without one of its own.
+// wake-up in the project's directory (Claude Code by default, or Codex
+// hosted by codex-run), and leaves a checkpoint when a run ends without one
+// of its own.
 package runner
 
 import (
@@ -25,7 +26,7 @@ const (
 // Templates of the command a run starts.
 const (
 	TemplateClaude  = "claude"  // Claude Code, Prickle as its permission prompt
-	TemplateCodex   = "codex"   // Codex CLI (codex exec) with Prickle as an MCP server
+	TemplateCodex   = "codex"   // Codex CLI (codex app-server, hosted by codex-run), Prickle asked before its calls
 	TemplateCommand = "command" // any command, with the run's details in its environment
 )
 
