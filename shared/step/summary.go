@@ -25,15 +25,11 @@ func Summary(toolName string, input json.RawMessage) string {
 	}
 	switch toolName {
 	case "Bash":
-		cmd := field("command")
-		if cmd == "" {
-			return ""
-		}
-		s := "run the shell command `" + cmd + "`"
+		tail := ""
 		if d := field("description"); d != "" {
-			s += " (" + d + ")"
+			tail = " (" + d + ")"
 		}
-		return clip(s)
+		return commandSummary(field("command"), tail)
 	case "Write":
 		return pathSummary("write the file ", field("file_path"))
 	case "Edit", "MultiEdit":
@@ -47,15 +43,11 @@ func Summary(toolName string, input json.RawMessage) string {
 	case "WebSearch":
 		return pathSummary("search the web for ", field("query"))
 	case "exec_command":
-		cmd := field("command")
-		if cmd == "" {
-			return ""
-		}
-		s := "run the shell command `" + cmd + "`"
+		tail := ""
 		if dir := field("cwd"); dir != "" {
-			s += " in " + dir
+			tail = " in " + dir
 		}
-		return clip(s)
+		return commandSummary(field("command"), tail)
 	case "apply_patch":
 		return patchSummary(in["changes"])
 	}
@@ -65,6 +57,14 @@ func Summary(toolName string, input json.RawMessage) string {
 		}
 	}
 	return ""
+}
+
+// commandSummary quotes a shell command, then tail (its description or directory).
+func commandSummary(cmd, tail string) string {
+	if cmd == "" {
+		return ""
+	}
+	return clip("run the shell command `" + cmd + "`" + tail)
 }
 
 // patchSummary names the files a Codex patch adds, deletes or changes.

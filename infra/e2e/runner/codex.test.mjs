@@ -16,14 +16,14 @@
 //     again → the same step, allowed once: the line is appended once.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
 import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, IN_CI, PROJECT, E2E_DIR } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startResponses, say, call, inputOf, textOf, callsOf } from './responses.mjs';
-import { CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, linesOf } from './harness.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, linesOf, keepRunnerLogs, decide as decideIn } from './harness.mjs';
 
 export const CODEX = resolve(E2E_DIR, 'node_modules', '.bin', 'codex');
 const NS = 'mcp__prickle';
@@ -107,12 +107,12 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
   const runners = [];
   const sideOf = (taskId) => join(dir, 'work', `side-${taskId}.txt`);
   const commandFor = (taskId) => `echo ran >> ${sideOf(taskId)}`;
-  const call2 = async (client, name, args) => {
+  const callTool = async (client, name, args) => {
     const r = await client.callTool({ name, arguments: args });
     assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
     return r.structuredContent;
   };
-  const handOff = async (what) => (await call2(bob.client, 'hand_off_task', { project: PROJECT, assignee: 'alice/writer', packet: {
+  const handOff = async (what) => (await callTool(bob.client, 'hand_off_task', { project: PROJECT, assignee: 'alice/writer', packet: {
     task: `${what} ${uniq('codex')}`, deliverable_type: 'answer', acceptance_criteria: ['The side-effect file has its line.'] } })).task.id;
   /** A pull-mode runner whose website-v2 runs are Codex runs, codex-run flags in args. */
   const codexRunner = async (name, args) => {
@@ -152,14 +152,7 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
   const decide = async (stepId, button, message) => {
     const [mail] = await eventually(async () => { const m = await mailsFor(stepId); return m.length ? m : null; }, { timeoutMs: 20000 });
     assert.match(mail.subject, /Approve exec_command for alice\/writer\? \(to run the shell command `.*echo ran >> /);
-    const url = mail.links.find((u) => u.startsWith(`${base}/a/`) && claimsOf(u).step_id === stepId);
-    const page = await (await browser.newContext()).newPage();
-    assert.equal((await page.goto(url)).status(), 200);
-    assert.match(await page.locator('#input').textContent(), /echo ran >> /);
-    if (message) await page.locator('#message').fill(message);
-    await Promise.all([page.waitForURL(/\?done=1$/), page.locator(button).click()]);
-    assert.equal((await page.locator('h1').textContent()).trim(), 'Your decision is recorded');
-    await page.context().close();
+    await decideIn(browser, mail.links.find((u) => u.startsWith(`${base}/a/`) && claimsOf(u).step_id === stepId), button, message);
   };
   /** The model's requests in the thread of taskId (Codex sends the thread id as prompt_cache_key). */
   const requestsOf = (taskId) => model.requests.filter((q) => userMessages(q).some(({ item }) => textOf(item).includes(`task ${taskId} (`)));
@@ -185,15 +178,8 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     await browser?.close();
     await bob?.client.close().catch(() => {});
     await model?.close();
-    if (process.env.ARTIFACTS && dir) {
-      const keep = join(process.env.ARTIFACTS, 'runner-codex-logs');
-      mkdirSync(keep, { recursive: true });
-      for (const r of runners) writeFileSync(join(keep, `${r.name}-output.jsonl`), r.lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
-      if (existsSync(join(dir, 'logs'))) {
-        for (const f of readdirSync(join(dir, 'logs'))) if (f.endsWith('.log') || f.endsWith('.jsonl')) writeFileSync(join(keep, f), readFileSync(join(dir, 'logs', f)));
-      }
-      writeFileSync(join(keep, 'model-requests.json'), JSON.stringify(model?.requests.map((q) => ({ input: inputOf(q).slice(2), cache: q.prompt_cache_key })), null, 1));
-    }
+    const keep = keepRunnerLogs('runner-codex-logs', dir, runners);
+    if (keep && model) writeFileSync(join(keep, 'model-requests.json'), JSON.stringify(model.requests.map((q) => ({ thread: q.prompt_cache_key, input: inputOf(q).slice(2) })), null, 1));
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -225,9 +211,9 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     assert.equal(linesOf(sideOf(taskId)), 1, 'the approved call ran exactly once');
     assert.equal(execCallsOf(taskId).size, 1, 'the model asked for it once: the same call ran, in the same turn');
     assert.equal(runLog(r, runId).filter((l) => l.msg === 'approval asked').length, 1);
-    const { task } = await call2(bob.client, 'get_task', { task_id: taskId });
+    const { task } = await callTool(bob.client, 'get_task', { task_id: taskId });
     assert.equal(task.state, 'verifying');
-    assert.equal((await call2(bob.client, 'review_result', { task_id: taskId, verdict: 'accept' })).task.state, 'completed');
+    assert.equal((await callTool(bob.client, 'review_result', { task_id: taskId, verdict: 'accept' })).task.state, 'completed');
     // The owner's decision also woke the task (step_decided): that run resumes the thread and finds nothing to do.
     const again = await r.runEnded(taskId, 'step_decided');
     assert.equal(again.exit_code, 0);
@@ -258,7 +244,7 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     assert.ok(execInThread && /rejected/.test(execInThread.output), 'in the same thread: the request carries the declined call');
     const threads = new Set(requestsOf(taskId).map((q) => q.prompt_cache_key));
     assert.equal(threads.size, 1, `one thread for the task: ${[...threads]}`);
-    const { task } = await call2(bob.client, 'get_task', { task_id: taskId });
+    const { task } = await callTool(bob.client, 'get_task', { task_id: taskId });
     assert.match(task.latest_checkpoint.progress, /Not on a Friday/);
     await r.runEnded(taskId, 'step_decided');
     assert.equal(linesOf(sideOf(taskId)), 0);
@@ -289,8 +275,8 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     const answered = runLog(b, resumed.run).find((l) => l.msg === 'approval answered');
     assert.equal(answered?.status, 'consumed', 'the same step, allowed once');
     assert.equal(admin(['steps', '--task', taskId]).length, 1);
-    assert.equal((await call2(bob.client, 'get_task', { task_id: taskId })).task.state, 'verifying');
-    assert.equal((await call2(bob.client, 'review_result', { task_id: taskId, verdict: 'accept' })).task.state, 'completed');
+    assert.equal((await callTool(bob.client, 'get_task', { task_id: taskId })).task.state, 'verifying');
+    assert.equal((await callTool(bob.client, 'review_result', { task_id: taskId, verdict: 'accept' })).task.state, 'completed');
     await b.stop();
   });
 });
