@@ -379,10 +379,12 @@ func (h *codexHost) approve(ctx context.Context, rpc *rpcConn, m rpcMessage) {
 		_ = rpc.ReplyError(m.ID, -32602, err.Error())
 		return
 	}
-	reply := func(allow bool) {
+	reply := func(allow bool) bool {
 		if err := rpc.Reply(m.ID, a.Reply(allow)); err != nil {
 			h.log.Warn("cannot answer codex", "error", err.Error())
+			return false
 		}
+		return true
 	}
 	switch {
 	case a.Own:
@@ -409,7 +411,9 @@ func (h *codexHost) approve(ctx context.Context, rpc *rpcConn, m rpcMessage) {
 		return
 	}
 	allow := ans.Behavior == "allow"
-	reply(allow)
+	if !reply(allow) {
+		return // Codex is gone: the call stays recorded for the next run
+	}
 	if err := h.session.SetOpen(nil); err != nil {
 		h.log.Warn("cannot clear the open call", "error", err.Error())
 	}

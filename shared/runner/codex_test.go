@@ -241,3 +241,18 @@ func testCodexHost(t *testing.T, steps Steps, poll time.Duration) (*codexHost, c
 	h := newCodexHost(CodexOptions{Poll: poll, PollMax: 2 * poll}, env, "/w", steps, slog.New(slog.NewTextHandler(io.Discard, nil)), wake)
 	return h, wake
 }
+
+type brokenPipe struct{}
+
+func (brokenPipe) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
+
+// Codex gone when the owner's answer comes: the call stays recorded, so the
+// next run quotes it (the step may be used up: the owner is then asked again).
+func TestCodexApproveKeepsTheCallWhenCodexIsGone(t *testing.T) {
+	h, _ := testCodexHost(t, &fakeSteps{script: []stepReply{consumed}}, time.Hour)
+	c := newRPCConn(strings.NewReader(""), brokenPipe{})
+	h.approve(context.Background(), c, rpcMessage{ID: json.RawMessage(`1`), Method: codexCommandApproval, Params: json.RawMessage(commandParams)})
+	if open, err := h.session.Open(); err != nil || open == nil || open.ToolName != "exec_command" {
+		t.Errorf("open call %+v, %v", open, err)
+	}
+}
