@@ -11,6 +11,7 @@
 //   refuse: the owner refuses with a message → SIGUSR1 makes codex-run ask at once (its poll is a
 //     minute) → the command never runs → the model's next request, in the same thread, holds the
 //     owner's message;
+//   patch: apply_patch is asked with its diff and applied once when allowed;
 //   stopped: the runner stops while the owner is asked → the owner approves → a runner started later
 //     runs step_decided, which resumes the thread with the asked call quoted → the model makes it
 //     again → the same step, allowed once: the line is appended once.
@@ -45,11 +46,12 @@ const WOKE = /Prickle woke you for task (\S+) \((\w+)\)/;
  * The model of a woken Codex run, from the conversation it is sent. The turn's prompt is the last
  * user message; the calls after it are this turn's. task_routed: get_task and update_pulse in
  * parallel, accept_task, save_checkpoint, then exec_command appending a line to the task's side file
- * (its justification and argument order worded afresh each time); if it ran, return_result. A
- * resumed run whose prompt quotes the call left waiting makes it again. After a refusal: a checkpoint
- * quoting the owner, and the end of the turn.
+ * (its justification and argument order worded afresh each time), or, for a task that asks for a
+ * "Codex patch", apply_patch adding the task's notes file; if it ran, return_result. A resumed run
+ * whose prompt quotes the call left waiting makes it again. After a refusal: a checkpoint quoting
+ * the owner, and the end of the turn.
  */
-function codexModel(commandFor) {
+function codexModel(commandFor, patchFor) {
   return (req) => {
     const users = userMessages(req);
     const woke = users.map(({ item }) => WOKE.exec(textOf(item))).filter(Boolean);
@@ -60,15 +62,17 @@ function codexModel(commandFor) {
     const turn = callsOf({ input: inputOf(req).slice(last.i) });
     const did = (name) => turn.some((c) => c.name === name);
     const execs = turn.filter((c) => c.name === 'exec_command');
+    const patching = callsOf(req).some((c) => c.name === 'get_task' && c.output.includes('Codex patch'));
     // Worded afresh each time: with or without an escalation and its justification, another wait.
-    const exec = () => call('exec_command', { cmd: commandFor(taskId), yield_time_ms: pick([2000, 5000, 10000]),
+    const cmd = patching ? `apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: ${patchFor(taskId)}\n+patched once\n*** End Patch\nEOF\n` : commandFor(taskId);
+    const exec = () => call('exec_command', { cmd, yield_time_ms: pick([2000, 5000, 10000]),
       ...pick([{}, { sandbox_permissions: 'require_escalated', justification: pick(['Append the line the task asks for.',
         'Write the task line into the side-effect file.', 'Record the run in the side file, as the task says.']) }]) });
     const result = (out) => call('return_result', { task_id: taskId, summary: pick(['Appended the line once.', 'The line is in the side file.']),
       evidence: [{ kind: 'test_output', summary: 'The command ran', content: out.slice(0, 400) || 'ran' }] }, NS);
     const afterExec = () => {
       const out = execs.at(-1).output;
-      if (!/exited with code 0/.test(out)) return [say('The command was not run; I end my turn here.')];
+      if (!/exited with code 0|^Success/m.test(out)) return [say('The command was not run; I end my turn here.')];
       return did('return_result') ? [say('Returned the result.')] : [result(out)];
     };
     if (prompt.startsWith('Prickle: these calls were not made')) {
@@ -107,6 +111,7 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
   const runners = [];
   const sideOf = (taskId) => join(dir, 'work', `side-${taskId}.txt`);
   const commandFor = (taskId) => `echo ran >> ${sideOf(taskId)}`;
+  const notesOf = (taskId) => join(dir, 'work', `notes-${taskId}.txt`);
   const callTool = async (client, name, args) => {
     const r = await client.callTool({ name, arguments: args });
     assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
@@ -141,18 +146,18 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     assert.ok(l, `run ${runId} logged "${msg}": ${JSON.stringify(runLog(r, runId).slice(-6))}`);
     return l;
   };
-  const pendingExec = async (taskId) => {
-    const s = await eventually(() => admin(['steps', '--task', taskId]).find((x) => x.tool_name === 'exec_command' && x.status === 'pending'), { timeoutMs: RUN_WAIT_MS, intervalMs: 500 });
-    assert.ok(s, `a pending exec_command step on ${taskId}`);
+  const pendingExec = async (taskId, tool = 'exec_command') => {
+    const s = await eventually(() => admin(['steps', '--task', taskId]).find((x) => x.tool_name === tool && x.status === 'pending'), { timeoutMs: RUN_WAIT_MS, intervalMs: 500 });
+    assert.ok(s, `a pending ${tool} step on ${taskId}`);
     return s;
   };
   const outbox = async () => (await fetch(`${base}/dev/outbox.json`)).json();
   const claimsOf = (u) => JSON.parse(Buffer.from(new URL(u).pathname.split('/').pop().split('.')[0], 'base64url').toString('utf8'));
   const mailsFor = async (stepId) => (await outbox()).filter((m) => m.channel === 'email' && (m.links || []).some((u) => u.startsWith(`${base}/a/`) && claimsOf(u).step_id === stepId));
-  const decide = async (stepId, button, message) => {
+  const decide = async (stepId, button, message, subject = /Approve exec_command for alice\/writer\? \(to run the shell command `.*echo ran >> /, input) => {
     const [mail] = await eventually(async () => { const m = await mailsFor(stepId); return m.length ? m : null; }, { timeoutMs: 20000 });
-    assert.match(mail.subject, /Approve exec_command for alice\/writer\? \(to run the shell command `.*echo ran >> /);
-    await decideIn(browser, mail.links.find((u) => u.startsWith(`${base}/a/`) && claimsOf(u).step_id === stepId), button, message);
+    assert.match(mail.subject, subject);
+    await decideIn(browser, mail.links.find((u) => u.startsWith(`${base}/a/`) && claimsOf(u).step_id === stepId), button, message, input);
   };
   /** The model's requests in the thread of taskId (Codex sends the thread id as prompt_cache_key). */
   const requestsOf = (taskId) => model.requests.filter((q) => userMessages(q).some(({ item }) => textOf(item).includes(`task ${taskId} (`)));
@@ -162,7 +167,7 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     dir = mkdtempSync(join(tmpdir(), 'prickle-e2e-codex-'));
     mkdirSync(join(dir, 'work'));
     bin = runnerBinary(dir);
-    model = await startResponses(codexModel(commandFor));
+    model = await startResponses(codexModel(commandFor, notesOf));
     codexHome = join(dir, 'codex-home');
     mkdirSync(codexHome);
     writeFileSync(join(codexHome, 'config.toml'), `model_provider = "mock"\nmodel = "gpt-5-standin"\n\n[model_providers.mock]\nname = "Responses stand-in"\n` +
@@ -248,6 +253,24 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     assert.match(task.latest_checkpoint.progress, /Not on a Friday/);
     await r.runEnded(taskId, 'step_decided');
     assert.equal(linesOf(sideOf(taskId)), 0);
+    await r.stop();
+  });
+
+  test('a patch: asked as apply_patch with its diff, applied once when the owner allows it', async () => {
+    const r = await codexRunner('codex-patch', ['--poll', '1s', '--poll-max', '2s']);
+    const taskId = await handOff('Codex patch');
+    const runId = await runOf(r, taskId, 'task_routed');
+    const step = await pendingExec(taskId, 'apply_patch');
+    assert.deepEqual(step.input, { changes: [{ path: notesOf(taskId), kind: 'add', diff: 'patched once\n' }] });
+    assert.equal(existsSync(notesOf(taskId)), false, 'the patch waits for the owner');
+    await decide(step.step_id, '#approve', undefined, /Approve apply_patch for alice\/writer\? \(to apply a patch to the file .*notes-/, /patched once/);
+    const answered = await logLine(r, runId, 'approval answered');
+    assert.equal(answered.status, 'consumed');
+    const end = await r.runEnded(taskId, 'task_routed');
+    assert.equal(end.exit_code, 0);
+    assert.equal(readFileSync(notesOf(taskId), 'utf8'), 'patched once\n');
+    assert.equal((await callTool(bob.client, 'get_task', { task_id: taskId })).task.state, 'verifying');
+    await r.runEnded(taskId, 'step_decided');
     await r.stop();
   });
 

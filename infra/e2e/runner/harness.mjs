@@ -163,11 +163,11 @@ export async function approvalLink(base, taskId, stepId) {
   return mail.links.find(forStep);
 }
 
-/** The owner opens the link in Chromium and clicks Approve or Refuse (with a message). */
-export async function decide(browser, url, button, message) {
+/** The owner opens the link in Chromium, sees the call's input, and clicks Approve or Refuse (with a message). */
+export async function decide(browser, url, button, message, input = /echo ran >> /) {
   const page = await (await browser.newContext()).newPage();
   assert.equal((await page.goto(url)).status(), 200);
-  assert.match(await page.locator('#input').textContent(), /echo ran >> /);
+  assert.match(await page.locator('#input').textContent(), input);
   if (message) await page.locator('#message').fill(message);
   await Promise.all([page.waitForURL(/\?done=1$/), page.locator(button).click()]);
   assert.equal((await page.locator('h1').textContent()).trim(), 'Your decision is recorded');
