@@ -12,12 +12,14 @@
 //     minute) → the command never runs → the model's next request, in the same thread, holds the
 //     owner's message;
 //   patch: apply_patch is asked with its diff and applied once when allowed;
+//   mcp: another MCP server's destructive tool is asked as mcp__other__append and called once when allowed;
 //   stopped: the runner stops while the owner is asked → the owner approves → a runner started later
 //     runs step_decided, which resumes the thread with the asked call quoted → the model makes it
 //     again → the same step, allowed once: the line is appended once.
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -47,11 +49,12 @@ const WOKE = /Prickle woke you for task (\S+) \((\w+)\)/;
  * user message; the calls after it are this turn's. task_routed: get_task and update_pulse in
  * parallel, accept_task, save_checkpoint, then exec_command appending a line to the task's side file
  * (its justification and argument order worded afresh each time), or, for a task that asks for a
- * "Codex patch", apply_patch adding the task's notes file; if it ran, return_result. A resumed run
+ * "Codex patch", apply_patch adding the task's notes file, or, for "Codex MCP", the destructive tool
+ * `append` of the MCP server "other"; if it ran, return_result. A resumed run
  * whose prompt quotes the call left waiting makes it again. After a refusal: a checkpoint quoting
  * the owner, and the end of the turn.
  */
-function codexModel(commandFor, patchFor) {
+function codexModel({ commandFor, patchFor, sideOf }) {
   return (req) => {
     const users = userMessages(req);
     const woke = users.map(({ item }) => WOKE.exec(textOf(item))).filter(Boolean);
@@ -62,7 +65,8 @@ function codexModel(commandFor, patchFor) {
     const turn = callsOf({ input: inputOf(req).slice(last.i) });
     const did = (name) => turn.some((c) => c.name === name);
     const execs = turn.filter((c) => c.name === 'exec_command');
-    const patching = callsOf(req).some((c) => c.name === 'get_task' && c.output.includes('Codex patch'));
+    const asks = (what) => callsOf(req).some((c) => c.name === 'get_task' && c.output.includes(what));
+    const patching = asks('Codex patch');
     // Worded afresh each time: with or without an escalation and its justification, another wait.
     const cmd = patching ? `apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: ${patchFor(taskId)}\n+patched once\n*** End Patch\nEOF\n` : commandFor(taskId);
     const exec = () => call('exec_command', { cmd, yield_time_ms: pick([2000, 5000, 10000]),
@@ -71,8 +75,8 @@ function codexModel(commandFor, patchFor) {
     const result = (out) => call('return_result', { task_id: taskId, summary: pick(['Appended the line once.', 'The line is in the side file.']),
       evidence: [{ kind: 'test_output', summary: 'The command ran', content: out.slice(0, 400) || 'ran' }] }, NS);
     const afterExec = () => {
-      const out = execs.at(-1).output;
-      if (!/exited with code 0|^Success/m.test(out)) return [say('The command was not run; I end my turn here.')];
+      const out = (execs.length ? execs : turn.filter((c) => c.name === 'append')).at(-1).output;
+      if (!/exited with code 0|^Success|appended one line/m.test(out)) return [say('The command was not run; I end my turn here.')];
       return did('return_result') ? [say('Returned the result.')] : [result(out)];
     };
     if (prompt.startsWith('Prickle: these calls were not made')) {
@@ -93,11 +97,42 @@ function codexModel(commandFor, patchFor) {
         return [call('save_checkpoint', { task_id: taskId, progress: 'About to append the line.', decisions: [], files_touched: [],
           next_steps: ['Append the line.'], open_questions: [] }, NS)];
       }
+      if (asks('Codex MCP')) return did('append') ? afterExec() : [call('append', { path: sideOf(taskId), line: 'ran' }, 'mcp__other')];
       return execs.length ? afterExec() : [exec()];
     }
     if (prompt.includes('and it ended before the answer came')) return execs.length ? afterExec() : [exec()];
     return [say(`Nothing left to do for ${reason || 'this prompt'}.`)];
   };
+}
+
+/**
+ * Another MCP server on loopback (streamable HTTP, JSON answers, stateless) with one tool, `append`,
+ * annotated destructive: it appends a line to a file. Codex asks before calling it.
+ */
+async function startOtherMcp() {
+  const calls = [];
+  const tool = { name: 'append', description: 'Append a line to a file.', annotations: { destructiveHint: true, readOnlyHint: false },
+    inputSchema: { type: 'object', properties: { path: { type: 'string' }, line: { type: 'string' } }, required: ['path', 'line'] } };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      let m;
+      try { m = JSON.parse(body); } catch { res.writeHead(405).end(); return; }
+      if (m.id === undefined) { res.writeHead(202).end(); return; }
+      const answer = (result, error) => { res.writeHead(200, { 'Content-Type': 'application/json' }); res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, ...(error ? { error } : { result }) })); };
+      if (m.method === 'initialize') return answer({ protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'other', version: '1' } });
+      if (m.method === 'tools/list') return answer({ tools: [tool] });
+      if (m.method === 'tools/call' && m.params.name === 'append') {
+        calls.push(m.params.arguments);
+        appendFileSync(m.params.arguments.path, `${m.params.arguments.line}\n`);
+        return answer({ content: [{ type: 'text', text: 'appended one line' }] });
+      }
+      return answer(undefined, { code: -32601, message: `no ${m.method}` });
+    });
+  });
+  await new Promise((done) => server.listen(0, '127.0.0.1', done));
+  return { url: `http://127.0.0.1:${server.address().port}/mcp`, calls, close: () => new Promise((done) => server.close(done)) };
 }
 
 describe('prickle-runner, codex template: Codex asks, the owner decides, the same call runs once', { skip: skipUnlessStack(skipReason), timeout: 900_000 }, () => {
@@ -167,7 +202,7 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     dir = mkdtempSync(join(tmpdir(), 'prickle-e2e-codex-'));
     mkdirSync(join(dir, 'work'));
     bin = runnerBinary(dir);
-    model = await startResponses(codexModel(commandFor, notesOf));
+    model = await startResponses(codexModel({ commandFor, patchFor: notesOf, sideOf }));
     codexHome = join(dir, 'codex-home');
     mkdirSync(codexHome);
     writeFileSync(join(codexHome, 'config.toml'), `model_provider = "mock"\nmodel = "gpt-5-standin"\n\n[model_providers.mock]\nname = "Responses stand-in"\n` +
@@ -187,6 +222,8 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     if (keep && model) writeFileSync(join(keep, 'model-requests.json'), JSON.stringify(model.requests.map((q) => ({ thread: q.prompt_cache_key, input: inputOf(q).slice(2) })), null, 1));
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
+
+  afterEach(() => assert.deepEqual(model.errors.map((e) => e.message), [], 'the stand-in model scripted every turn'));
 
   test('approve: the call pauses while the owner decides, then runs exactly once in the same turn', async () => {
     const r = await codexRunner('codex-approve', ['--poll', '1s', '--poll-max', '2s']);
@@ -272,6 +309,30 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     assert.equal((await callTool(bob.client, 'get_task', { task_id: taskId })).task.state, 'verifying');
     await r.runEnded(taskId, 'step_decided');
     await r.stop();
+  });
+
+  test("another MCP server's destructive tool: asked as mcp__other__append, called once when allowed", async () => {
+    const other = await startOtherMcp();
+    try {
+      const r = await codexRunner('codex-mcp', ['--poll', '1s', '--poll-max', '2s', '-c', `mcp_servers.other.url=${JSON.stringify(other.url)}`]);
+      const taskId = await handOff('Codex MCP');
+      const runId = await runOf(r, taskId, 'task_routed');
+      const step = await pendingExec(taskId, 'mcp__other__append');
+      assert.deepEqual(step.input, { path: sideOf(taskId), line: 'ran' });
+      assert.equal(other.calls.length, 0, 'the tool waits for the owner');
+      const asked = await logLine(r, runId, 'approval asked');
+      assert.match(asked.tool_use_id, /^call_standin_/, "the tool_use_id is Codex's item id of the call");
+      await decide(step.step_id, '#approve', undefined, /Approve mcp__other__append for alice\/writer\? \(to call the tool append of the MCP server other/, /"line": "ran"/);
+      const end = await r.runEnded(taskId, 'task_routed');
+      assert.equal(end.exit_code, 0);
+      assert.equal(other.calls.length, 1, 'called exactly once');
+      assert.equal(linesOf(sideOf(taskId)), 1);
+      assert.equal((await callTool(bob.client, 'get_task', { task_id: taskId })).task.state, 'verifying');
+      await r.runEnded(taskId, 'step_decided');
+      await r.stop();
+    } finally {
+      await other.close();
+    }
   });
 
   test('stopped: the runner stops while the owner is asked; the next run quotes the call and it runs once', async () => {

@@ -84,6 +84,7 @@ function sse(res, items, model) {
 /** Starts the stand-in on 127.0.0.1 (a free port); `turn` scripts the replies. */
 export async function startResponses(turn) {
   const requests = [];
+  const errors = [];
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => { body += c; });
@@ -102,7 +103,7 @@ export async function startResponses(turn) {
       }
       requests.push(parsed);
       let items;
-      try { items = turn(parsed); } catch (e) { items = [say(`stand-in error: ${e.message}`)]; }
+      try { items = turn(parsed); } catch (e) { errors.push(e); items = [say(`stand-in error: ${e.message}`)]; }
       sse(res, items, parsed.model || 'standin');
     });
   });
@@ -110,6 +111,8 @@ export async function startResponses(turn) {
   return {
     url: `http://127.0.0.1:${server.address().port}/v1`,
     requests,
+    /** What `turn` threw (the reply was then a text saying so): a script that failed. */
+    errors,
     close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(resolve); }),
   };
 }
