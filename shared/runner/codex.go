@@ -173,7 +173,8 @@ func (h *codexHost) appServerArgs() []string {
 
 func (h *codexHost) run(ctx context.Context) error {
 	cmd := exec.Command(h.opt.Program, h.appServerArgs()...)
-	cmd.Dir, cmd.Env, cmd.Stderr = h.dir, os.Environ(), h.stderr
+	// Codex's own lines go to the run's log file: plain text, no terminal colours.
+	cmd.Dir, cmd.Env, cmd.Stderr = h.dir, append(os.Environ(), "NO_COLOR=1"), h.stderr
 	// Its own process group: a signal for this run (SIGUSR1, which ends
 	// Codex 0.169.0) reaches codex-run only; stop ends Codex's group.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
