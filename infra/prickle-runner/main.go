@@ -8,6 +8,9 @@
 //
 // `prickle-runner hook` is Claude Code's PreToolUse hook inside a run the
 // runner started (the claude template installs it); it is not run by hand.
+//
+// `prickle-runner codex-run` is what the codex template starts for a run:
+// it hosts `codex app-server` and asks the owner before Codex's calls.
 package main
 
 import (
@@ -22,12 +25,20 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "hook" {
+	if len(os.Args) > 1 && os.Args[1] == runner.HookCommand {
 		if err := runner.Hook(context.Background(), os.Stdin, os.Stdout, os.Getenv); err != nil {
 			slog.New(slog.NewJSONHandler(os.Stderr, nil)).Error("prickle-runner hook", "error", err.Error())
 			os.Exit(1)
 		}
 		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == runner.CodexRunCommand {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		wake := make(chan os.Signal, 1)
+		signal.Notify(wake, syscall.SIGUSR1)
+		code := runner.CodexMain(ctx, os.Args[2:], wake, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
 	}
 	configPath := flag.String("config", "runner.yaml", "the runner's configuration file (see runner.example.yaml)")
 	flag.Parse()

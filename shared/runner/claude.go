@@ -70,7 +70,7 @@ func writeHookSettings(dir, self string) (string, error) {
 	settings := map[string]any{"hooks": map[string]any{"PreToolUse": []any{map[string]any{
 		"matcher": "*",
 		"hooks": []any{map[string]any{
-			"type": "command", "command": shellQuote(self) + " hook", "timeout": hookTimeoutSeconds,
+			"type": "command", "command": shellQuote(self) + " " + HookCommand, "timeout": hookTimeoutSeconds,
 		}},
 	}}}}
 	if err := writeJSON(dir, claudeSettings, settings); err != nil {

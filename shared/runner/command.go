@@ -25,6 +25,9 @@ type Command struct {
 	SessionID string
 	// Resume is set when the run continues its task's earlier conversation.
 	Resume bool
+	// Wakeable runs take SIGUSR1 as "a wake-up of your task arrived": a
+	// Codex run waiting on its owner asks again at once.
+	Wakeable bool
 }
 
 // Launch is what a run of a task starts from: the wake-up, where Prickle
@@ -93,11 +96,13 @@ func BuildCommand(p Project, l Launch) (Command, error) {
 	case TemplateClaude:
 		return claudeCommand(p, l, c)
 	case TemplateCodex:
-		u, _ := json.Marshal(l.MCPURL)
-		c.Argv = append([]string{programOr(p.Program, "codex"), "exec",
-			"-c", "mcp_servers.prickle.url=" + string(u),
-			"-c", `mcp_servers.prickle.bearer_token_env_var="PRICKLE_RUN_TOKEN"`}, p.Args...)
-		c.Argv = append(c.Argv, Prompt(p, w))
+		// codex-run hosts codex app-server and keeps the task's thread in the session dir.
+		if l.Self == "" {
+			return Command{}, fmt.Errorf("codex template: the runner's own executable is unknown (it hosts Codex)")
+		}
+		c.Argv = append([]string{l.Self, CodexRunCommand, "--codex", programOr(p.Program, "codex")}, p.Args...)
+		c.Wakeable = true
+		c.Env = append(c.Env, "PRICKLE_PROMPT="+Prompt(p, w))
 	case TemplateCommand:
 		c.Argv = append(append([]string{}, p.Command...), p.Args...)
 		c.Env = append(c.Env, "PRICKLE_PROMPT="+Prompt(p, w))

@@ -56,12 +56,17 @@ func TestBuildCommand(t *testing.T) {
 					t.Errorf("env %q lacks the allow-list the hook reads", c.Env)
 				}
 			}},
-		{"codex", Project{Dir: "/src", Template: TemplateCodex, Program: "/opt/codex", Prompt: "task {task_id}"},
+		{"codex", Project{Dir: "/src", Template: TemplateCodex, Program: "/opt/codex", Args: []string{"-c", `model="o3"`}, Prompt: "task {task_id}"},
 			func(t *testing.T, c Command) {
-				want := []string{"/opt/codex", "exec", "-c", `mcp_servers.prickle.url="http://127.0.0.1:3000/mcp"`,
-					"-c", `mcp_servers.prickle.bearer_token_env_var="PRICKLE_RUN_TOKEN"`, "task tsk_1"}
+				want := []string{"/opt/prickle-runner", "codex-run", "--codex", "/opt/codex", "-c", `model="o3"`}
 				if !slices.Equal(c.Argv, want) || c.MCPConfig != "" {
 					t.Errorf("argv %q, config %q", c.Argv, c.MCPConfig)
+				}
+				if !slices.Contains(c.Env, "PRICKLE_PROMPT=task tsk_1") {
+					t.Errorf("env %q lacks the prompt", c.Env)
+				}
+				if _, err := ParseCodexArgs(c.Argv[2:]); err != nil {
+					t.Errorf("codex-run does not take its own command line: %v", err)
 				}
 			}},
 		{"command", Project{Dir: "/src", Template: TemplateCommand, Command: []string{"./agent.sh", "--x"}, Prompt: "{reason} resumes {resumes_run}"},

@@ -1,6 +1,7 @@
 // Package runner is prickle-runner's logic: it takes an agent's wake-ups
 // (a signed webhook, or claims pulled from Prickle), starts one run per
-// wake-up in the project's directory (Claude Code by default), and leaves a
+// wake-up in the project's directory (Claude Code by default, or Codex
+// hosted by codex-run), continuing each task's session, and leaves a
 // checkpoint when a run ends without one of its own.
 package runner
 
@@ -25,7 +26,7 @@ const (
 // Templates of the command a run starts.
 const (
 	TemplateClaude  = "claude"  // Claude Code, pausing on a call its owner decides (Prickle's hook)
-	TemplateCodex   = "codex"   // Codex CLI (codex exec) with Prickle as an MCP server
+	TemplateCodex   = "codex"   // Codex CLI (codex app-server, hosted by codex-run), Prickle asked before its calls
 	TemplateCommand = "command" // any command, with the run's details in its environment
 )
 

@@ -28,6 +28,9 @@ import (
 // beside others is denied with request_step's "still waiting" instead, and
 // the resumed conversation is told the asked call to make again.
 
+// HookCommand is the subcommand of prickle-runner that is the hook.
+const HookCommand = "hook"
+
 // HookInput is the part of Claude Code's PreToolUse hook input the hook reads.
 type HookInput struct {
 	Event          string          `json:"hook_event_name"`
@@ -36,20 +39,6 @@ type HookInput struct {
 	ToolUseID      string          `json:"tool_use_id"`
 	SessionID      string          `json:"session_id"`
 	TranscriptPath string          `json:"transcript_path"`
-}
-
-// StepAnswer is request_step's answer to a permission layer.
-type StepAnswer struct {
-	Behavior     string          `json:"behavior"`
-	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
-	Message      string          `json:"message,omitempty"`
-	StepID       string          `json:"step_id"`
-	Status       string          `json:"status"`
-}
-
-// Asker asks the owner about a call with a run's token.
-type Asker interface {
-	RequestStep(ctx context.Context, token, toolName string, input json.RawMessage, toolUseID string) (StepAnswer, error)
 }
 
 // hookOutput is Claude Code's PreToolUse answer.
@@ -90,7 +79,7 @@ const maxHookInput = 1 << 20
 
 // RunHook answers one PreToolUse call: it reads the input from in and
 // writes the decision to out; nothing for a call it lets pass.
-func RunHook(ctx context.Context, in io.Reader, out io.Writer, env HookEnv, asker Asker) error {
+func RunHook(ctx context.Context, in io.Reader, out io.Writer, env HookEnv, asker Steps) error {
 	b, err := io.ReadAll(io.LimitReader(in, maxHookInput+1))
 	if err != nil {
 		return fmt.Errorf("hook: read input: %w", err)
@@ -117,7 +106,7 @@ func RunHook(ctx context.Context, in io.Reader, out io.Writer, env HookEnv, aske
 	}
 	ask, cancel := context.WithTimeout(ctx, (hookTimeoutSeconds-10)*time.Second)
 	defer cancel()
-	a, err := asker.RequestStep(ask, env.RunToken, h.ToolName, input, h.ToolUseID)
+	a, err := asker.RequestStep(ask, env.RunToken, StepAsk{ToolName: h.ToolName, Input: input, ToolUseID: h.ToolUseID})
 	if err != nil {
 		return writeHook(out, "deny", clip("prickle-runner could not ask your owner ("+err.Error()+"); the call was not made. Checkpoint and end your turn.", 1000), nil)
 	}

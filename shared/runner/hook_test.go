@@ -19,8 +19,8 @@ type fakeAsker struct {
 	asked  []string // token tool tool_use_id input
 }
 
-func (f *fakeAsker) RequestStep(_ context.Context, token, tool string, input json.RawMessage, toolUseID string) (StepAnswer, error) {
-	f.asked = append(f.asked, token+" "+tool+" "+toolUseID+" "+string(input))
+func (f *fakeAsker) RequestStep(_ context.Context, token string, a StepAsk) (StepAnswer, error) {
+	f.asked = append(f.asked, token+" "+a.ToolName+" "+a.ToolUseID+" "+string(a.Input))
 	return f.answer, f.err
 }
 

@@ -53,6 +53,10 @@ const tailSize = 1 << 20
 // session afterwards, and when a session cannot be resumed starts a new
 // conversation at once, told the call the task's runs last asked about.
 func (r *Runner) runAgent(p Project, slug string, w wake.Payload, dir string, st *runState, logFile io.Writer, logPath string) (Exit, agentResult) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		r.Out.Error("run not started: session dir", "task", w.TaskID, "run", w.RunID, "error", err.Error())
+		return Exit{Code: -1, StartError: err.Error()}, agentResult{}
+	}
 	for attempt := 0; ; attempt++ {
 		cmd, err := BuildCommand(p, Launch{MCPURL: r.Config.MCPURL(), Project: slug, Wake: w, MCPDir: filepath.Join(r.Config.LogDir, "mcp"),
 			Base: r.Env, Self: r.Self, SessionDir: dir, Session: st.session, Asked: st.asked})
@@ -80,7 +84,10 @@ func (r *Runner) runAgent(p Project, slug string, w wake.Payload, dir string, st
 		r.Out.Info(msg, "task", w.TaskID, "run", w.RunID, "reason", w.Reason, "project", slug, "template", p.Template,
 			"session", cmd.SessionID, "resume", cmd.Resume, "dir", cmd.Dir, "log", logPath)
 		tail := &tailBuffer{max: tailSize}
-		exit := runProcess(r.ctx, cmd, logFile, io.MultiWriter(logFile, tail), r.Config.RunTimeout, r.Config.Grace)
+		exit := runProcess(r.ctx, cmd, logFile, io.MultiWriter(logFile, tail), r.Config.RunTimeout, r.Config.Grace, r.started(w.TaskID, cmd))
+		r.mu.Lock()
+		delete(r.live, w.TaskID)
+		r.mu.Unlock()
 		if cmd.MCPConfig != "" {
 			_ = os.Remove(cmd.MCPConfig)
 		}
@@ -106,6 +113,19 @@ func (r *Runner) runAgent(p Project, slug string, w wake.Payload, dir string, st
 			continue
 		}
 		return exit, agentResult{}
+	}
+}
+
+// started records the process of a wakeable run of the task, so that a
+// wake-up of the task arriving while it goes reaches it (see Offer).
+func (r *Runner) started(taskID string, c Command) func(*os.Process) {
+	if !c.Wakeable {
+		return nil
+	}
+	return func(p *os.Process) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.live[taskID] = p
 	}
 }
 

@@ -153,24 +153,6 @@ func (m *MCPTasks) Task(ctx context.Context, token, taskID string) (TaskView, er
 	return v, nil
 }
 
-// RequestStep asks the run's owner about a call, as a permission layer does
-// (with the call's tool_use_id), and returns request_step's answer.
-func (m *MCPTasks) RequestStep(ctx context.Context, token, toolName string, input json.RawMessage, toolUseID string) (StepAnswer, error) {
-	args := map[string]any{"tool_name": toolName, "input": input}
-	if toolUseID != "" {
-		args["tool_use_id"] = toolUseID
-	}
-	b, err := m.call(ctx, token, "request_step", args)
-	if err != nil {
-		return StepAnswer{}, err
-	}
-	var a StepAnswer
-	if err := json.Unmarshal(b, &a); err != nil || (a.Behavior != "allow" && a.Behavior != "deny") {
-		return StepAnswer{}, fmt.Errorf("request_step: answer is not allow or deny: %s", clip(string(b), 300))
-	}
-	return a, nil
-}
-
 // Checkpoint saves a checkpoint with save_checkpoint.
 func (m *MCPTasks) Checkpoint(ctx context.Context, token, taskID, progress string, nextSteps []string) error {
 	_, err := m.call(ctx, token, "save_checkpoint", map[string]any{
@@ -187,4 +169,47 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n])
+}
+
+// StepAsk is one request_step call: the exact call the owner is asked about.
+type StepAsk struct {
+	ToolName  string          `json:"tool_name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+}
+
+// StepAnswer is request_step's answer to a permission layer (the README's
+// "Owners decide"): allow with the input the owner allowed, or deny.
+type StepAnswer struct {
+	StepID       string          `json:"step_id"`
+	Status       string          `json:"status"`
+	Behavior     string          `json:"behavior"`
+	Message      string          `json:"message"`
+	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
+}
+
+// Steps asks a run's owner with request_step, with the run's token.
+type Steps interface {
+	RequestStep(ctx context.Context, token string, a StepAsk) (StepAnswer, error)
+}
+
+// RequestStep asks with request_step; a refusal (isError) wraps ErrRefused.
+func (m *MCPTasks) RequestStep(ctx context.Context, token string, a StepAsk) (StepAnswer, error) {
+	args := map[string]any{"tool_name": a.ToolName, "input": a.Input}
+	if a.ToolUseID != "" {
+		args["tool_use_id"] = a.ToolUseID
+	}
+	if a.Reason != "" {
+		args["reason"] = a.Reason
+	}
+	b, err := m.call(ctx, token, "request_step", args)
+	if err != nil {
+		return StepAnswer{}, err
+	}
+	var ans StepAnswer
+	if err := json.Unmarshal(b, &ans); err != nil || ans.Status == "" || ans.Behavior == "" {
+		return StepAnswer{}, fmt.Errorf("request_step: the answer is not a step: %s", clip(string(b), 300))
+	}
+	return ans, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -42,9 +43,10 @@ func (e Exit) Describe(timeout time.Duration) string {
 }
 
 // runProcess starts c in its own process group with its standard error in
-// out and its standard output in stdout, and waits for it. When timeout passes, or ctx ends (the runner stops), the
+// out and its standard output in stdout, tells started (if set) its
+// process, and waits for it. When timeout passes, or ctx ends (the runner stops), the
 // whole group gets SIGTERM and, after grace, SIGKILL.
-func runProcess(ctx context.Context, c Command, out, stdout io.Writer, timeout, grace time.Duration) Exit {
+func runProcess(ctx context.Context, c Command, out, stdout io.Writer, timeout, grace time.Duration, started func(*os.Process)) Exit {
 	if len(c.Argv) == 0 {
 		return Exit{Code: -1, StartError: "empty command"}
 	}
@@ -56,6 +58,9 @@ func runProcess(ctx context.Context, c Command, out, stdout io.Writer, timeout, 
 		return Exit{Code: -1, StartError: err.Error()}
 	}
 	pgid := cmd.Process.Pid
+	if started != nil {
+		started(cmd.Process)
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 

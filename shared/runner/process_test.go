@@ -33,14 +33,14 @@ func readPID(t *testing.T, path string) int {
 
 func TestRunProcessExitStatus(t *testing.T) {
 	var out bytes.Buffer
-	e := runProcess(context.Background(), Command{Argv: []string{"sh", "-c", "echo hello; exit 3"}, Dir: t.TempDir()}, &out, &out, time.Minute, time.Second)
+	e := runProcess(context.Background(), Command{Argv: []string{"sh", "-c", "echo hello; exit 3"}, Dir: t.TempDir()}, &out, &out, time.Minute, time.Second, nil)
 	if e.Code != 3 || e.TimedOut || e.Stopped || e.Signal != "" || strings.TrimSpace(out.String()) != "hello" {
 		t.Errorf("exit %+v, output %q", e, out.String())
 	}
 	if got := e.Describe(time.Minute); !strings.HasPrefix(got, "exited with status 3 after ") {
 		t.Errorf("Describe = %q", got)
 	}
-	e = runProcess(context.Background(), Command{Argv: []string{"/no/such/program"}}, &out, &out, time.Minute, time.Second)
+	e = runProcess(context.Background(), Command{Argv: []string{"/no/such/program"}}, &out, &out, time.Minute, time.Second, nil)
 	if e.StartError == "" || e.Code != -1 || !strings.HasPrefix(e.Describe(time.Minute), "could not start: ") {
 		t.Errorf("a missing program: %+v", e)
 	}
@@ -54,7 +54,7 @@ func TestRunProcessTimeoutEndsTheGroup(t *testing.T) {
 	script := `sh -c 'trap "" TERM; sleep 60' & echo $! > ` + pidFile + `; sleep 60`
 	done := make(chan Exit, 1)
 	go func() {
-		done <- runProcess(context.Background(), Command{Argv: []string{"sh", "-c", script}, Dir: dir}, &bytes.Buffer{}, &bytes.Buffer{}, 500*time.Millisecond, 300*time.Millisecond)
+		done <- runProcess(context.Background(), Command{Argv: []string{"sh", "-c", script}, Dir: dir}, &bytes.Buffer{}, &bytes.Buffer{}, 500*time.Millisecond, 300*time.Millisecond, nil)
 	}()
 	child := readPID(t, pidFile)
 	var e Exit
@@ -89,7 +89,7 @@ func TestRunProcessStopGivesGrace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan Exit, 1)
 	go func() {
-		done <- runProcess(ctx, Command{Argv: []string{"sh", "-c", script}, Dir: dir}, &bytes.Buffer{}, &bytes.Buffer{}, time.Minute, 5*time.Second)
+		done <- runProcess(ctx, Command{Argv: []string{"sh", "-c", script}, Dir: dir}, &bytes.Buffer{}, &bytes.Buffer{}, time.Minute, 5*time.Second, nil)
 	}()
 	readPID(t, pidFile)
 	cancel()

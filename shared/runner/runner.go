@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/useprickle/prickle/shared/wake"
@@ -46,7 +47,9 @@ type Runner struct {
 	seen    map[string]*delivery
 	running map[string]bool
 	waiting map[string][]*delivery
-	wg      sync.WaitGroup
+	// live is the process of a task's running wakeable run.
+	live map[string]*os.Process
+	wg   sync.WaitGroup
 }
 
 // Hold settles a wake-up with its source. Done: a run of it ended by itself,
@@ -107,6 +110,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	r.seen = map[string]*delivery{}
 	r.running = map[string]bool{}
 	r.waiting = map[string][]*delivery{}
+	r.live = map[string]*os.Process{}
 	go r.keep(ctx)
 	return nil
 }
@@ -198,6 +202,12 @@ func (r *Runner) Offer(key string, w wake.Payload, via string, hold Hold) Offere
 	if r.running[w.TaskID] {
 		r.Out.Info("run waits: its task has a run going", "task", w.TaskID, "run", w.RunID)
 		r.waiting[w.TaskID] = append(r.waiting[w.TaskID], d)
+		if p := r.live[w.TaskID]; p != nil {
+			// A run waiting on its owner hears of the decision at once.
+			if err := p.Signal(syscall.SIGUSR1); err == nil {
+				r.Out.Info("running run told of the wake-up", "task", w.TaskID, "run", w.RunID)
+			}
+		}
 		return Taken
 	}
 	r.launch(d)

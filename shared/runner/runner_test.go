@@ -330,3 +330,32 @@ func TestRunnerStopsRuns(t *testing.T) {
 		t.Error("a stopped runner started a run")
 	}
 }
+
+// A wake-up of a task whose wakeable run (Codex's, waiting on its owner)
+// goes is passed to that run at once (SIGUSR1), then waits its turn.
+func TestRunnerTellsAWakeableRunOfItsTasksWakeUp(t *testing.T) {
+	r, _, dir, _ := testRunner(t, `true`, 2, time.Minute)
+	host := filepath.Join(dir, "fake-codex-run")
+	script := "#!/bin/sh\necho \"$PRICKLE_RUN_ID\" >> out/runs\ntrap 'echo \"$PRICKLE_RUN_ID\" > out/usr1; exit 0' USR1\ntouch out/waiting-$PRICKLE_RUN_ID\nwhile :; do sleep 0.05; done\n"
+	if err := os.WriteFile(host, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := r.Config.Projects["website-v2"]
+	p.Template = TemplateCodex
+	r.Config.Projects["website-v2"] = p
+	r.Self = host
+	r.Offer("run_1", payload("t1", "run_1"), "webhook", nil)
+	waitFor(t, "the first run to wait", func() bool { _, err := os.Stat(filepath.Join(dir, "out", "waiting-run_1")); return err == nil })
+	second := payload("t1", "run_2")
+	second.Reason, second.ResumesRun = wake.ReasonStepDecided, "run_1"
+	r.Offer("run_2", second, "webhook", nil)
+	waitFor(t, "the first run to hear of it", func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "out", "usr1"))
+		return strings.TrimSpace(string(b)) == "run_1"
+	})
+	waitFor(t, "the second run to start after it", func() bool { _, err := os.Stat(filepath.Join(dir, "out", "waiting-run_2")); return err == nil })
+	b, _ := os.ReadFile(filepath.Join(dir, "out", "runs"))
+	if got := strings.Fields(string(b)); !slices.Equal(got, []string{"run_1", "run_2"}) {
+		t.Errorf("runs %q, want run_1 then run_2", got)
+	}
+}

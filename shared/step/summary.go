@@ -12,9 +12,10 @@ const summaryMax = 200
 
 // Summary says in one line what a call does, from the input of well-known
 // tools (Claude Code's Bash, Write, Edit, MultiEdit, NotebookEdit, Read,
-// WebFetch, WebSearch, and any MCP tool named mcp__<server>__<tool>), so an
-// owner asked by a permission layer, which sends no kind, target or reason,
-// still sees what the call would do; it is empty for other tools.
+// WebFetch, WebSearch; Codex's exec_command and apply_patch as
+// prickle-runner asks them; and any MCP tool named mcp__<server>__<tool>),
+// so an owner asked by a permission layer, which sends no kind, target or
+// reason, still sees what the call would do; it is empty for other tools.
 func Summary(toolName string, input json.RawMessage) string {
 	var in map[string]any
 	_ = json.Unmarshal(input, &in) // a malformed input simply has no fields to show
@@ -24,15 +25,11 @@ func Summary(toolName string, input json.RawMessage) string {
 	}
 	switch toolName {
 	case "Bash":
-		cmd := field("command")
-		if cmd == "" {
-			return ""
-		}
-		s := "run the shell command `" + cmd + "`"
+		tail := ""
 		if d := field("description"); d != "" {
-			s += " (" + d + ")"
+			tail = " (" + d + ")"
 		}
-		return clip(s)
+		return commandSummary(field("command"), tail)
 	case "Write":
 		return pathSummary("write the file ", field("file_path"))
 	case "Edit", "MultiEdit":
@@ -45,6 +42,14 @@ func Summary(toolName string, input json.RawMessage) string {
 		return pathSummary("fetch ", field("url"))
 	case "WebSearch":
 		return pathSummary("search the web for ", field("query"))
+	case "exec_command":
+		tail := ""
+		if dir := field("cwd"); dir != "" {
+			tail = " in " + dir
+		}
+		return commandSummary(field("command"), tail)
+	case "apply_patch":
+		return patchSummary(in["changes"])
 	}
 	if rest, ok := strings.CutPrefix(toolName, "mcp__"); ok {
 		if server, tool, ok := strings.Cut(rest, "__"); ok && server != "" && tool != "" {
@@ -52,6 +57,33 @@ func Summary(toolName string, input json.RawMessage) string {
 		}
 	}
 	return ""
+}
+
+// commandSummary quotes a shell command, then tail (its description or directory).
+func commandSummary(cmd, tail string) string {
+	if cmd == "" {
+		return ""
+	}
+	return clip("run the shell command `" + cmd + "`" + tail)
+}
+
+// patchSummary names the files a Codex patch adds, deletes or changes.
+func patchSummary(changes any) string {
+	list, _ := changes.([]any)
+	var paths []string
+	for _, c := range list {
+		m, _ := c.(map[string]any)
+		if p, _ := m["path"].(string); p != "" {
+			paths = append(paths, oneLine(p))
+		}
+	}
+	switch len(paths) {
+	case 0:
+		return ""
+	case 1:
+		return clip("apply a patch to the file " + paths[0])
+	}
+	return clip("apply a patch to the files " + strings.Join(paths, ", "))
 }
 
 func pathSummary(prefix, value string) string {

@@ -2,7 +2,7 @@
 // shows, its JSON output lines; the scripted model of a woken run; the owner deciding in Chromium.
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { eventually, E2E_DIR, REPO_ROOT } from '../lib/env.mjs';
@@ -229,15 +229,27 @@ export async function approvalLink(base, taskId, stepId) {
   return mail.links.find(forStep);
 }
 
-/** The owner opens the link in Chromium and clicks Approve or Refuse (with a message). */
-export async function decide(browser, url, button, message) {
+/** The owner opens the link in Chromium, sees the call's input, and clicks Approve or Refuse (with a message). */
+export async function decide(browser, url, button, message, input = /echo ran >> /) {
   const page = await (await browser.newContext()).newPage();
   assert.equal((await page.goto(url)).status(), 200);
-  assert.match(await page.locator('#input').textContent(), /echo ran >> /);
+  assert.match(await page.locator('#input').textContent(), input);
   if (message) await page.locator('#message').fill(message);
   await Promise.all([page.waitForURL(/\?done=1$/), page.locator(button).click()]);
   assert.equal((await page.locator('h1').textContent()).trim(), 'Your decision is recorded');
   await page.context().close();
+}
+
+/** Keeps the runners' output lines and the run logs of dir's logs* folders in $ARTIFACTS/<name>; returns that folder. */
+export function keepRunnerLogs(name, dir, runners) {
+  if (!process.env.ARTIFACTS || !dir) return null;
+  const keep = join(process.env.ARTIFACTS, name);
+  mkdirSync(keep, { recursive: true });
+  for (const r of runners) writeFileSync(join(keep, `${r.name}-output.jsonl`), r.lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  for (const d of readdirSync(dir).filter((f) => f.startsWith('logs'))) {
+    for (const f of readdirSync(join(dir, d))) if (f.endsWith('.log') || f.endsWith('.jsonl')) writeFileSync(join(keep, `${d}-${f}`), readFileSync(join(dir, d, f)));
+  }
+  return keep;
 }
 
 /** A pending Bash step on the task, from the admin CLI. */

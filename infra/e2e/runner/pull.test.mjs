@@ -16,7 +16,7 @@
 //     visibility timeout (PRICKLE_WAKE_VISIBILITY_SECONDS on the stack) and another runner runs it once.
 import { describe, test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -24,7 +24,7 @@ import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, IN_CI, PROJ
 import { connectSdk } from '../lib/sdk.mjs';
 import { startStandIn, resultText } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, runnerBinary, startRunner, claudeProject, modelEnv, wokenModel,
-  bashResults, requestWithResult, toolUsesOf, stepEmails, linesOf, approvalLink, decide, pendingStep } from './harness.mjs';
+  bashResults, requestWithResult, toolUsesOf, stepEmails, linesOf, approvalLink, decide, pendingStep, keepRunnerLogs } from './harness.mjs';
 
 const VISIBILITY_S = Number(process.env.PRICKLE_WAKE_VISIBILITY_SECONDS || 120);
 
@@ -90,14 +90,7 @@ describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner kil
     await browser?.close();
     await bob?.client.close().catch(() => {});
     await model?.close();
-    if (process.env.ARTIFACTS && dir) {
-      const keep = join(process.env.ARTIFACTS, 'runner-pull-logs');
-      mkdirSync(keep, { recursive: true });
-      for (const r of runners) writeFileSync(join(keep, `${r.name}-output.jsonl`), r.lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
-      for (const d of readdirSync(dir).filter((f) => f.startsWith('logs-'))) {
-        for (const f of readdirSync(join(dir, d))) if (f.endsWith('.log') || f.endsWith('.jsonl')) writeFileSync(join(keep, `${d}-${f}`), readFileSync(join(dir, d, f)));
-      }
-    }
+    keepRunnerLogs('runner-pull-logs', dir, runners);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

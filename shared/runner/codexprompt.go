@@ -1,0 +1,49 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+)
+
+// What a Codex run tells the model beyond the project's prompt: the call a
+// previous run left waiting for the owner, quoted exactly, and the owner's
+// refusals (Codex's decline carries no message, so they come in a new turn).
+
+// resumePrompt is the prompt of a run whose previous run ended while its
+// owner was still asked about a call: the model makes exactly that call
+// again, which is the same step, allowed once if the owner approved it.
+func resumePrompt(prompt string, o *openCall) string {
+	if o == nil {
+		return prompt
+	}
+	return fmt.Sprintf("%s\n\nYour previous run (%s) asked your owner, through Prickle, before this call, and it ended before the answer came:\n\n  tool: %s\n  input: %s\n\n"+
+		"If you still need it, make exactly that call again: the same %s, unchanged. Prickle will then tell Codex what your owner decided; if they allowed it, it runs once.",
+		prompt, o.RunID, o.ToolName, string(o.Input), callNoun(o.ToolName))
+}
+
+// refusal is a call that did not run and what Prickle said about it.
+type refusal struct {
+	Ask     StepAsk
+	Message string
+}
+
+// refusedPrompt starts the turn after one in which calls were declined.
+func refusedPrompt(rs []refusal) string {
+	var b strings.Builder
+	b.WriteString("Prickle: these calls were not made, and Codex's \"rejected\" carried no reason. Here is what your owner (through Prickle) said:\n")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "\n  tool: %s\n  input: %s\n  answer: %s\n", r.Ask.ToolName, string(r.Ask.Input), r.Message)
+	}
+	b.WriteString("\nDon't try them again. Finish without them, or return what you have and say why; checkpoint as you go.")
+	return b.String()
+}
+
+func callNoun(tool string) string {
+	switch tool {
+	case CodexShellTool:
+		return "command in the same directory"
+	case CodexPatchTool:
+		return "patch"
+	}
+	return "tool with the same arguments"
+}
