@@ -286,7 +286,7 @@ describe('owners at ease: grants, budgets and the audit trail end to end', { ski
       }), (e) => e.code === -32602 && limit.test(e.message), `amount ${value}`);
     }
     assert.equal(await trail(), before, 'nothing stored for the refused amounts');
-    const zero = await ask(resumedRun, { tool_name: 'buy_credits', input: { pack: 'free' }, tool_use_id: 'toolu_bounds_zero', kind: 'spending', amount: { value: 0, unit: 'USD' } });
+    const zero = await ask(resumedRun, { tool_name: 'buy_credits', input: { pack: 'free', usd: 0 }, tool_use_id: 'toolu_bounds_zero', kind: 'spending', amount: { value: 0, unit: 'USD' } });
     assert.equal(zero.behavior, 'allow', `a spending step of 0 with 0 USD left: ${JSON.stringify(zero)}`);
   });
 });
