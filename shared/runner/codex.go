@@ -118,7 +118,7 @@ func CodexMain(ctx context.Context, args []string, wake <-chan os.Signal, stdout
 		log.Error("codex-run cannot start", "error", err.Error())
 		return 2
 	}
-	h := newCodexHost(opt, env, dir, NewMCPTasks(env.MCPURL), log, wake)
+	h := newCodexHost(opt, env, dir, RunMCP(env.MCPURL, 30*time.Second), log, wake)
 	h.stderr = stderr
 	if err := h.run(ctx); err != nil {
 		log.Error("codex-run ended", "task", env.TaskID, "run", env.RunID, "error", err.Error())

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -70,8 +69,7 @@ func HookEnvFrom(getenv func(string) string) HookEnv {
 // Hook is `prickle-runner hook`: one PreToolUse call of the run whose
 // environment getenv reads, asked of Prickle at its PRICKLE_MCP_URL.
 func Hook(ctx context.Context, in io.Reader, out io.Writer, getenv func(string) string) error {
-	asker := &MCPTasks{URL: getenv("PRICKLE_MCP_URL"), HTTP: &http.Client{Timeout: (hookTimeoutSeconds - 10) * time.Second}}
-	return RunHook(ctx, in, out, HookEnvFrom(getenv), asker)
+	return RunHook(ctx, in, out, HookEnvFrom(getenv), RunMCP(getenv("PRICKLE_MCP_URL"), (hookTimeoutSeconds-10)*time.Second))
 }
 
 // maxHookInput bounds the hook's input: a step's input is at most 64 KiB.

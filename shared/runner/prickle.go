@@ -62,6 +62,12 @@ func NewMCPTasks(base string) *MCPTasks {
 	return &MCPTasks{Base: base, URL: base + "/mcp", HTTP: &http.Client{Timeout: 30 * time.Second}}
 }
 
+// RunMCP is the MCP client of a run's own helpers (the hook, codex-run),
+// which know Prickle by the run's PRICKLE_MCP_URL; timeout bounds each call.
+func RunMCP(mcpURL string, timeout time.Duration) *MCPTasks {
+	return &MCPTasks{URL: mcpURL, HTTP: &http.Client{Timeout: timeout}}
+}
+
 // EndRun ends a run's token (POST /runner/ended with it): the run is over,
 // and a later wake-up of its task brings a new one. A token already ended
 // or expired is not an error.

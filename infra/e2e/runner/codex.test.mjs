@@ -223,7 +223,10 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  afterEach(() => assert.deepEqual(model.errors.map((e) => e.message), [], 'the stand-in model scripted every turn'));
+  afterEach(async () => {
+    for (const r of runners) await r.stop(); // a test that failed leaves no runner claiming the next one's wake-ups
+    assert.deepEqual(model.errors.map((e) => e.message), [], 'the stand-in model scripted every turn');
+  });
 
   test('approve: the call pauses while the owner decides, then runs exactly once in the same turn', async () => {
     const r = await codexRunner('codex-approve', ['--poll', '1s', '--poll-max', '2s']);
@@ -270,19 +273,22 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     const runId = await runOf(r, taskId, 'task_routed');
     const step = await pendingExec(taskId);
     const waiting = await logLine(r, runId, 'waiting for the owner');
+    assert.ok(waiting.pid, 'codex-run says its pid');
     await decide(step.step_id, '#refuse', 'Not on a Friday: leave the side file alone.');
-    await sleep(1500);
-    assert.equal(runLog(r, runId).filter((l) => l.msg === 'approval answered').length, 0, 'codex-run waits a minute before asking again');
-    process.kill(waiting.pid, 'SIGUSR1'); // what the runner does when a wake-up for the task arrives
+    // The decision's wake-up (step_decided) reaches the runner, which tells the waiting run (SIGUSR1):
+    // with its poll at a minute, only that explains an answer within seconds.
+    const told = await eventually(() => r.linesFor('running run told of the wake-up', (l) => l.task === taskId)[0], { timeoutMs: 20000 });
+    assert.ok(told, 'the runner told the waiting run of the step_decided wake-up');
     const answered = await logLine(r, runId, 'approval answered', () => true, 15000);
+    assert.ok(Date.parse(answered.time) - Date.parse(waiting.time) < 50000, 'answered well before the minute of its poll');
     assert.equal(answered.decision, 'decline');
     assert.equal(answered.status, 'refused');
     const end = await r.runEnded(taskId, 'task_routed');
     assert.equal(end.exit_code, 0);
     assert.equal(linesOf(sideOf(taskId)), 0, 'the refused command never ran');
-    const told = requestsOf(taskId).find((q) => textOf(userMessages(q).at(-1).item).includes('Not on a Friday'));
-    assert.ok(told, "the model's next request holds the owner's message");
-    const execInThread = callsOf(told).find((c) => c.name === 'exec_command');
+    const heard = requestsOf(taskId).find((q) => textOf(userMessages(q).at(-1).item).includes('Not on a Friday'));
+    assert.ok(heard, "the model's next request holds the owner's message");
+    const execInThread = callsOf(heard).find((c) => c.name === 'exec_command');
     assert.ok(execInThread && /rejected/.test(execInThread.output), 'in the same thread: the request carries the declined call');
     const threads = new Set(requestsOf(taskId).map((q) => q.prompt_cache_key));
     assert.equal(threads.size, 1, `one thread for the task: ${[...threads]}`);
