@@ -69,8 +69,8 @@ unit:
 ## step canonicalisation, approval links, cookies and sign-in links, the endpoint's requests.
 ## A failing input is written to the package's testdata/fuzz/ (commit it: plain go test replays it)
 FUZZTIME ?= 20000x
-FUZZ_TARGETS := FuzzToolArguments:./shared/catalog/ FuzzCanonical:./shared/step/ FuzzVerify:./shared/link/ \
-	FuzzCookie:./shared/session/ FuzzRequest:./shared/endpoint/
+FUZZ_TARGETS := FuzzToolArguments:./shared/mcp/catalog/ FuzzCanonical:./shared/domain/step/ FuzzVerify:./shared/auth/link/ \
+	FuzzCookie:./shared/auth/session/ FuzzRequest:./shared/mcp/endpoint/
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz: $${t%%:*} in $${t#*:} for $(FUZZTIME)"; \

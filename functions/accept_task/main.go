@@ -1,6 +1,6 @@
 // Command accept_task is the Lambda function of the accept_task tool (team.Service.AcceptTask), reached by `Mcp-Name: accept_task`.
 package main
 
-import "github.com/useprickle/prickle/shared/mcplambda"
+import "github.com/useprickle/prickle/shared/mcp/lambda"
 
-func main() { mcplambda.StartMCP("accept_task") }
+func main() { lambda.StartMCP("accept_task") }

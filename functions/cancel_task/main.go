@@ -1,6 +1,6 @@
 // Command cancel_task is the Lambda function of the cancel_task tool (team.Service.CancelTask), reached by `Mcp-Name: cancel_task`.
 package main
 
-import "github.com/useprickle/prickle/shared/mcplambda"
+import "github.com/useprickle/prickle/shared/mcp/lambda"
 
-func main() { mcplambda.StartMCP("cancel_task") }
+func main() { lambda.StartMCP("cancel_task") }

@@ -1,6 +1,6 @@
 // Command get_task is the Lambda function of the get_task tool (team.Service.GetTask), reached by `Mcp-Name: get_task`.
 package main
 
-import "github.com/useprickle/prickle/shared/mcplambda"
+import "github.com/useprickle/prickle/shared/mcp/lambda"
 
-func main() { mcplambda.StartMCP("get_task") }
+func main() { lambda.StartMCP("get_task") }

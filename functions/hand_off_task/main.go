@@ -1,6 +1,6 @@
 // Command hand_off_task is the Lambda function of the hand_off_task tool (team.Service.HandOffTask), reached by `Mcp-Name: hand_off_task`.
 package main
 
-import "github.com/useprickle/prickle/shared/mcplambda"
+import "github.com/useprickle/prickle/shared/mcp/lambda"
 
-func main() { mcplambda.StartMCP("hand_off_task") }
+func main() { lambda.StartMCP("hand_off_task") }

@@ -1,6 +1,6 @@
 // Command mcp is the MCP front: server/discover, initialize, tools/list, ping, and tool calls from clients that send no routing header.
 package main
 
-import "github.com/useprickle/prickle/shared/mcplambda"
+import "github.com/useprickle/prickle/shared/mcp/lambda"
 
-func main() { mcplambda.StartMCP() }
+func main() { lambda.StartMCP() }

@@ -8,14 +8,14 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/useprickle/prickle/shared/awsenv"
-	"github.com/useprickle/prickle/shared/bus"
-	"github.com/useprickle/prickle/shared/config"
-	"github.com/useprickle/prickle/shared/lambdamain"
-	"github.com/useprickle/prickle/shared/notify"
-	"github.com/useprickle/prickle/shared/notify/ses"
-	"github.com/useprickle/prickle/shared/notify/slackapi"
-	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/aws/awsenv"
+	"github.com/useprickle/prickle/shared/aws/bus"
+	"github.com/useprickle/prickle/shared/aws/config"
+	"github.com/useprickle/prickle/shared/aws/lambdamain"
+	"github.com/useprickle/prickle/shared/aws/notify"
+	"github.com/useprickle/prickle/shared/aws/notify/ses"
+	"github.com/useprickle/prickle/shared/aws/notify/slackapi"
+	"github.com/useprickle/prickle/shared/aws/store"
 )
 
 func main() { lambdamain.Start(build) }

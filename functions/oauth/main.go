@@ -9,11 +9,11 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/useprickle/prickle/shared/config"
-	"github.com/useprickle/prickle/shared/lambdahttp"
-	"github.com/useprickle/prickle/shared/oauth"
-	"github.com/useprickle/prickle/shared/session"
-	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/auth/session"
+	"github.com/useprickle/prickle/shared/aws/config"
+	"github.com/useprickle/prickle/shared/aws/lambdahttp"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/owners/oauth"
 )
 
 func main() { lambdahttp.Run(build) }

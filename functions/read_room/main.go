@@ -1,6 +1,6 @@
 // Command read_room is the Lambda function of the read_room tool (team.Service.ReadRoom), reached by `Mcp-Name: read_room`.
 package main
 
-import "github.com/useprickle/prickle/shared/mcplambda"
+import "github.com/useprickle/prickle/shared/mcp/lambda"
 
-func main() { mcplambda.StartMCP("read_room") }
+func main() { lambda.StartMCP("read_room") }

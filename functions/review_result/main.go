@@ -1,6 +1,6 @@
 // Command review_result is the Lambda function of the review_result tool (team.Service.ReviewResult), reached by `Mcp-Name: review_result`.
 package main
 
-import "github.com/useprickle/prickle/shared/mcplambda"
+import "github.com/useprickle/prickle/shared/mcp/lambda"
 
-func main() { mcplambda.StartMCP("review_result") }
+func main() { lambda.StartMCP("review_result") }

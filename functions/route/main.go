@@ -6,10 +6,10 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/useprickle/prickle/shared/bus"
-	"github.com/useprickle/prickle/shared/lambdamain"
-	"github.com/useprickle/prickle/shared/route"
-	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/aws/bus"
+	"github.com/useprickle/prickle/shared/aws/lambdamain"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/jobs/route"
 	"github.com/useprickle/prickle/shared/team"
 )
 

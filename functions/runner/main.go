@@ -11,11 +11,11 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/useprickle/prickle/shared/admin"
-	"github.com/useprickle/prickle/shared/config"
-	"github.com/useprickle/prickle/shared/lambdahttp"
-	"github.com/useprickle/prickle/shared/pull"
-	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/aws/config"
+	"github.com/useprickle/prickle/shared/aws/lambdahttp"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/jobs/runner"
+	"github.com/useprickle/prickle/shared/team/admin"
 )
 
 func main() { lambdahttp.Run(build) }
@@ -26,5 +26,5 @@ func build(_ context.Context, log *slog.Logger) (http.Handler, error) {
 		return nil, err
 	}
 	st := store.FromEnv()
-	return pull.New(pull.Config{Tokens: st, Queue: st, Runs: admin.New(st), Log: log, Visibility: visibility}), nil
+	return runner.New(runner.Config{Tokens: st, Queue: st, Runs: admin.New(st), Log: log, Visibility: visibility}), nil
 }

@@ -1,6 +1,6 @@
 // Command save_checkpoint is the Lambda function of the save_checkpoint tool (team.Service.SaveCheckpoint), reached by `Mcp-Name: save_checkpoint`.
 package main
 
-import "github.com/useprickle/prickle/shared/mcplambda"
+import "github.com/useprickle/prickle/shared/mcp/lambda"
 
-func main() { mcplambda.StartMCP("save_checkpoint") }
+func main() { lambda.StartMCP("save_checkpoint") }

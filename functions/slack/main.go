@@ -12,12 +12,12 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/useprickle/prickle/shared/bus"
-	"github.com/useprickle/prickle/shared/config"
-	"github.com/useprickle/prickle/shared/lambdahttp"
-	"github.com/useprickle/prickle/shared/notify/slackapi"
-	"github.com/useprickle/prickle/shared/slackin"
-	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/aws/bus"
+	"github.com/useprickle/prickle/shared/aws/config"
+	"github.com/useprickle/prickle/shared/aws/lambdahttp"
+	"github.com/useprickle/prickle/shared/aws/notify/slackapi"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/owners/slack"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -31,7 +31,7 @@ func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	}
 	if secret == "" {
 		log.Info("no Slack signing secret: /slack/interactivity answers 404")
-		return slackin.New(slackin.Config{Log: log}), nil
+		return slack.New(slack.Config{Log: log}), nil
 	}
 	signer, err := config.Signer(ctx, config.OS, params)
 	if err != nil {
@@ -49,7 +49,7 @@ func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	st := store.FromEnv()
 	svc := team.New(st)
 	svc.Events = bus.FromEnv()
-	return slackin.New(slackin.Config{
+	return slack.New(slack.Config{
 		Secret: []byte(secret), Replays: st, Signer: signer, Owners: st, Decider: svc, Slack: api, Log: log,
 	}), nil
 }

@@ -6,10 +6,10 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/useprickle/prickle/shared/bus"
-	"github.com/useprickle/prickle/shared/expiry"
-	"github.com/useprickle/prickle/shared/lambdamain"
-	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/aws/bus"
+	"github.com/useprickle/prickle/shared/aws/lambdamain"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/jobs/stepexpiry"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -18,6 +18,6 @@ func main() {
 		events := bus.FromEnv()
 		svc := team.New(store.FromEnv())
 		svc.Events = events
-		return expiry.New(svc, events).Handle, nil
+		return stepexpiry.New(svc, events).Handle, nil
 	})
 }

@@ -7,14 +7,14 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/useprickle/prickle/shared/bus"
-	"github.com/useprickle/prickle/shared/lambdamain"
-	"github.com/useprickle/prickle/shared/store"
-	"github.com/useprickle/prickle/shared/taskstream"
+	"github.com/useprickle/prickle/shared/aws/bus"
+	"github.com/useprickle/prickle/shared/aws/lambdamain"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/jobs/taskevents"
 )
 
 func main() {
 	lambdamain.Start(func(context.Context, *slog.Logger) (any, error) {
-		return taskstream.New(store.FromEnv(), bus.FromEnv()).Handle, nil
+		return taskevents.New(store.FromEnv(), bus.FromEnv()).Handle, nil
 	})
 }

@@ -1,6 +1,6 @@
 // Command update_pulse is the Lambda function of the update_pulse tool (team.Service.UpdatePulse), reached by `Mcp-Name: update_pulse`.
 package main
 
-import "github.com/useprickle/prickle/shared/mcplambda"
+import "github.com/useprickle/prickle/shared/mcp/lambda"
 
-func main() { mcplambda.StartMCP("update_pulse") }
+func main() { lambda.StartMCP("update_pulse") }

@@ -7,11 +7,11 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/useprickle/prickle/shared/admin"
-	"github.com/useprickle/prickle/shared/bus"
-	"github.com/useprickle/prickle/shared/lambdamain"
-	"github.com/useprickle/prickle/shared/store"
-	"github.com/useprickle/prickle/shared/wake"
+	"github.com/useprickle/prickle/shared/aws/bus"
+	"github.com/useprickle/prickle/shared/aws/lambdamain"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/jobs/wake"
+	"github.com/useprickle/prickle/shared/team/admin"
 )
 
 func main() {

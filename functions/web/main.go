@@ -8,12 +8,12 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/useprickle/prickle/shared/bus"
-	"github.com/useprickle/prickle/shared/config"
-	"github.com/useprickle/prickle/shared/lambdahttp"
-	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/aws/bus"
+	"github.com/useprickle/prickle/shared/aws/config"
+	"github.com/useprickle/prickle/shared/aws/lambdahttp"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/owners/web"
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/web"
 )
 
 func main() { lambdahttp.Run(build) }

@@ -19,15 +19,15 @@ import (
 
 	"github.com/useprickle/prickle/infra/dynamo"
 	"github.com/useprickle/prickle/infra/localstate"
-	"github.com/useprickle/prickle/shared/admin"
-	"github.com/useprickle/prickle/shared/audit"
-	"github.com/useprickle/prickle/shared/budget"
-	"github.com/useprickle/prickle/shared/oauthgrant"
-	"github.com/useprickle/prickle/shared/session"
-	"github.com/useprickle/prickle/shared/store"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/session"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/domain/audit"
+	"github.com/useprickle/prickle/shared/domain/budget"
+	"github.com/useprickle/prickle/shared/domain/task"
+	"github.com/useprickle/prickle/shared/domain/wakeup"
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/wakeup"
+	"github.com/useprickle/prickle/shared/team/admin"
 )
 
 const usage = `usage: go run ./infra/admin <command> [--local] [flags]

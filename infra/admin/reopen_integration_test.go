@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/session"
-	"github.com/useprickle/prickle/shared/store/storetest"
+	"github.com/useprickle/prickle/shared/auth/session"
+	"github.com/useprickle/prickle/shared/aws/store/storetest"
 )
 
 // TestReopen: reopen-signin gives an owner the sign-in links strangers used

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/useprickle/prickle/shared/admin"
-	"github.com/useprickle/prickle/shared/store/storetest"
+	"github.com/useprickle/prickle/shared/aws/store/storetest"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/admin"
 )
 
 // TestSetWakePull: set-wake --pull removes an agent's webhook (so its

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/useprickle/prickle/shared/admin"
-	"github.com/useprickle/prickle/shared/store/storetest"
+	"github.com/useprickle/prickle/shared/aws/store/storetest"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/admin"
 )
 
 // TestSetSlackUser: set-slack-user records an owner's Slack member id and

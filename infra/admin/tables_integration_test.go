@@ -5,7 +5,7 @@ package main
 import (
 	"testing"
 
-	"github.com/useprickle/prickle/shared/store/storetest"
+	"github.com/useprickle/prickle/shared/aws/store/storetest"
 )
 
 // deployedTables points the CLI at fx's tables the way a deployment does: by

@@ -1,6 +1,6 @@
 // Package dynamo builds the DynamoDB client of the operator tools (the admin
 // CLI, the local stack, the load and capacity runs) over the local stack or
-// an AWS account. What template.yaml declares is read by shared/cfn.
+// an AWS account. What template.yaml declares is read by shared/aws/cfn.
 package dynamo
 
 import (
@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/aws/store"
 )
 
 // Client builds a DynamoDB client for operator tools (the admin CLI, the

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // staleState matches the domain's refusal of a tool in the wrong state.

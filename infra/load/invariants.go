@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // replay checks that a task's history is a path through the state machine:
-// it starts with a hand-off and every later line is a move shared/task's
+// it starts with a hand-off and every later line is a move shared/domain/task's
 // rules allow from the state before it, by that line's actor, to that
 // line's state. final is the task as stored (its assignee, type, result).
 func replay(final task.Task, history []task.Event) error {

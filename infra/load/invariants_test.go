@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 func line(action, by string, from *task.State, to task.State) task.Event {

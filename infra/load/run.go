@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/infra/dynamo"
-	"github.com/useprickle/prickle/shared/admin"
-	"github.com/useprickle/prickle/shared/store"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/admin"
 )
 
 // run sets up the teams, plays them for the duration, reports and checks.

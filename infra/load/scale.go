@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/useprickle/prickle/infra/dynamo"
-	"github.com/useprickle/prickle/shared/admin"
-	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/team/admin"
 )
 
 // scaleOptions are the -scale mode's flags: issue #14's two tables.

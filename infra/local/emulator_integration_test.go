@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/aws/store"
 )
 
 // TestRequestsAreServedOnce is the regression test of requests served
@@ -29,7 +29,7 @@ import (
 // request log exactly once; each write is then sent again, as another call
 // would, and refused by its condition. The emulator's log names every request
 // the SDK sent again (an answer it did not get): there must be none. (This
-// load did not make waitress lose an answer; shared/web's integration tests
+// load did not make waitress lose an answer; shared/owners/web's integration tests
 // did, 30 to 50 times a run.)
 func TestRequestsAreServedOnce(t *testing.T) {
 	root, err := filepath.Abs("../..")

@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/infra/localstate"
-	"github.com/useprickle/prickle/shared/session"
-	"github.com/useprickle/prickle/shared/slackin"
+	"github.com/useprickle/prickle/shared/auth/session"
+	"github.com/useprickle/prickle/shared/owners/slack"
 )
 
 func main() {
@@ -99,7 +99,7 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 	}
 	mcpURL := "http://" + ln.Addr().String() + "/mcp"
 	state := localstate.State{MCPURL: mcpURL, Tokens: env.tokens, DynamoDBEndpoint: endpoint, Tables: env.tables,
-		SlackInteractivityURL: "http://" + ln.Addr().String() + slackin.Path, SlackSigningSecret: env.slackSecret}
+		SlackInteractivityURL: "http://" + ln.Addr().String() + slack.Path, SlackSigningSecret: env.slackSecret}
 	path := filepath.Join(cfg.stateDir, "local.json")
 	if err := state.Write(path); err != nil {
 		return err

@@ -11,19 +11,19 @@ import (
 	"sync"
 	"time"
 
-	"github.com/useprickle/prickle/shared/pull"
+	"github.com/useprickle/prickle/shared/jobs/runner"
 )
 
 // Bounds of the local stack's connections: request headers and a request's
 // body each get their own time to arrive, a keep-alive connection may idle
 // so long, and an answer must be written within writeTimeout of the request,
 // which leaves room for a body and then a long poll of POST /runner/claim
-// (pull.MaxWait) before it answers.
+// (runner.MaxWait) before it answers.
 const (
 	headerTimeout = 10 * time.Second
 	bodyTimeout   = 10 * time.Second
 	idleTimeout   = 30 * time.Second
-	writeTimeout  = bodyTimeout + pull.MaxWait*time.Second + 10*time.Second
+	writeTimeout  = bodyTimeout + runner.MaxWait*time.Second + 10*time.Second
 )
 
 // newServer is the local stack's HTTP server for handler, listening on

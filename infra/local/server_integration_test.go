@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/pull"
-	"github.com/useprickle/prickle/shared/session"
-	"github.com/useprickle/prickle/shared/slackin"
-	"github.com/useprickle/prickle/shared/wake"
+	"github.com/useprickle/prickle/shared/auth/session"
+	"github.com/useprickle/prickle/shared/jobs/runner"
+	"github.com/useprickle/prickle/shared/jobs/wake"
+	"github.com/useprickle/prickle/shared/owners/slack"
 )
 
 // liveStack is the local stack as `make local` serves it (the emulator, the
@@ -101,7 +101,7 @@ func TestEveryRouteChecksTheHost(t *testing.T) {
 		{"GET", "/docs/reference/mcp-tools", ""}, {"GET", "/static/app.css", ""},
 		{"POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
 		{"GET", "/oauth/clients", ""}, {"GET", "/.well-known/oauth-authorization-server", ""},
-		{"POST", pull.ClaimPath, `{"wait_seconds":0}`}, {"POST", slackin.Path, "payload=%7B%7D"}, {"POST", wake.ReceiverPath + "alice/writer", "{}"},
+		{"POST", runner.ClaimPath, `{"wait_seconds":0}`}, {"POST", slack.Path, "payload=%7B%7D"}, {"POST", wake.ReceiverPath + "alice/writer", "{}"},
 	}
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	do := func(method, path, body, host string) (int, string) {
@@ -173,14 +173,14 @@ func TestEveryRouteChecksTheHost(t *testing.T) {
 // TestSlowBodiesAndIdleConnectionsAreBounded: connections that send a body
 // one byte every 2 s are closed once the body deadline passes, and an idle
 // keep-alive connection once the idle timeout does; a long poll of
-// POST /runner/claim still waits its full pull.MaxWait and answers.
+// POST /runner/claim still waits its full runner.MaxWait and answers.
 func TestSlowBodiesAndIdleConnectionsAreBounded(t *testing.T) {
 	s := startStack(t)
 	var wg sync.WaitGroup
 	// The long poll: nothing is claimable (every seeded agent has a wake hook), so it waits all of MaxWait.
 	wg.Go(func() {
 		start := time.Now()
-		req, _ := http.NewRequest("POST", "http://"+s.addr+pull.ClaimPath, strings.NewReader(fmt.Sprintf(`{"wait_seconds":%d}`, pull.MaxWait)))
+		req, _ := http.NewRequest("POST", "http://"+s.addr+runner.ClaimPath, strings.NewReader(fmt.Sprintf(`{"wait_seconds":%d}`, runner.MaxWait)))
 		req.Header.Set("Authorization", "Bearer "+s.env.tokens["alice/writer"])
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -189,14 +189,14 @@ func TestSlowBodiesAndIdleConnectionsAreBounded(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		if took := time.Since(start); resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"wakeups":[]`) || took < pull.MaxWait*time.Second {
-			t.Errorf("long poll: HTTP %d %s after %v, want 200 and no wake-ups after %ds", resp.StatusCode, b, took, pull.MaxWait)
+		if took := time.Since(start); resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"wakeups":[]`) || took < runner.MaxWait*time.Second {
+			t.Errorf("long poll: HTTP %d %s after %v, want 200 and no wake-ups after %ds", resp.StatusCode, b, took, runner.MaxWait)
 		}
 	})
 	// Slow bodies, on each route that reads one.
 	const slow = 20
 	for i := range slow {
-		path := []string{"/mcp", pull.ClaimPath, "/signin", slackin.Path}[i%4]
+		path := []string{"/mcp", runner.ClaimPath, "/signin", slack.Path}[i%4]
 		wg.Go(func() {
 			c := s.send(t, fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n", path, s.addr))
 			if c == nil {

@@ -19,28 +19,28 @@ import (
 
 	"github.com/useprickle/prickle/infra/dynamo"
 	"github.com/useprickle/prickle/infra/localstate"
-	"github.com/useprickle/prickle/shared/admin"
-	"github.com/useprickle/prickle/shared/bus"
-	"github.com/useprickle/prickle/shared/cfn"
-	prconfig "github.com/useprickle/prickle/shared/config"
-	"github.com/useprickle/prickle/shared/endpoint"
-	"github.com/useprickle/prickle/shared/event"
-	"github.com/useprickle/prickle/shared/expiry"
-	"github.com/useprickle/prickle/shared/link"
-	"github.com/useprickle/prickle/shared/notify"
-	"github.com/useprickle/prickle/shared/oauth"
-	"github.com/useprickle/prickle/shared/oauthresource"
-	"github.com/useprickle/prickle/shared/outbox"
-	"github.com/useprickle/prickle/shared/pull"
-	"github.com/useprickle/prickle/shared/route"
-	"github.com/useprickle/prickle/shared/session"
-	"github.com/useprickle/prickle/shared/slackin"
-	"github.com/useprickle/prickle/shared/store"
-	"github.com/useprickle/prickle/shared/taskstream"
+	"github.com/useprickle/prickle/shared/auth/link"
+	"github.com/useprickle/prickle/shared/auth/oauthresource"
+	"github.com/useprickle/prickle/shared/auth/session"
+	"github.com/useprickle/prickle/shared/aws/bus"
+	"github.com/useprickle/prickle/shared/aws/cfn"
+	prconfig "github.com/useprickle/prickle/shared/aws/config"
+	"github.com/useprickle/prickle/shared/aws/notify"
+	"github.com/useprickle/prickle/shared/aws/notify/outbox"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/domain/event"
+	"github.com/useprickle/prickle/shared/domain/wakeup"
+	"github.com/useprickle/prickle/shared/jobs/route"
+	"github.com/useprickle/prickle/shared/jobs/runner"
+	"github.com/useprickle/prickle/shared/jobs/stepexpiry"
+	"github.com/useprickle/prickle/shared/jobs/taskevents"
+	"github.com/useprickle/prickle/shared/jobs/wake"
+	"github.com/useprickle/prickle/shared/mcp/endpoint"
+	"github.com/useprickle/prickle/shared/owners/oauth"
+	"github.com/useprickle/prickle/shared/owners/slack"
+	"github.com/useprickle/prickle/shared/owners/web"
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/wake"
-	"github.com/useprickle/prickle/shared/wakeup"
-	"github.com/useprickle/prickle/shared/web"
+	"github.com/useprickle/prickle/shared/team/admin"
 )
 
 // localParams are the template parameters of the local stack.
@@ -199,8 +199,8 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 	svc.Events = local
 	// The stream functions, fed by polling the emulator's streams.
 	err = e.followStreams(ctx, log, map[string]streamHandler{
-		"StepExpiryFunction": expiry.New(svc, local).Handle,
-		"TaskEventsFunction": taskstream.New(e.store, local).Handle,
+		"StepExpiryFunction": stepexpiry.New(svc, local).Handle,
+		"TaskEventsFunction": taskevents.New(e.store, local).Handle,
 	})
 	if err != nil {
 		return nil, err
@@ -227,7 +227,7 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 	})
 	// Slack's buttons: the dev outbox stands in for views.open and the
 	// response_url (nothing is sent to Slack; no URL from a payload is called).
-	slack := slackin.New(slackin.Config{
+	slackHandler := slack.New(slack.Config{
 		Secret: []byte(e.slackSecret), Replays: e.store, Signer: e.signer, Owners: e.store, Decider: svc, Slack: box,
 		Now: time.Now, Log: log.With("function", "slack"),
 	})
@@ -235,7 +235,7 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 	if err != nil {
 		return nil, err
 	}
-	runners := pull.New(pull.Config{Tokens: e.store, Queue: e.store, Runs: admin.New(e.store), Log: log.With("function", "runner"), Visibility: visibility})
+	runners := runner.New(runner.Config{Tokens: e.store, Queue: e.store, Runs: admin.New(e.store), Log: log.With("function", "runner"), Visibility: visibility})
 	keys, err := session.NewKeys(e.signer.Key)
 	if err != nil {
 		return nil, err
@@ -253,7 +253,7 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 		mux.Handle(p, authz)
 	}
 	mux.Handle("/runner/", runners)
-	mux.Handle(slackin.Path, slack)
+	mux.Handle(slack.Path, slackHandler)
 	mux.Handle(wake.ReceiverPath, receiver)
 	mux.Handle("/", pages)
 	return mux, nil

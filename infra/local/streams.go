@@ -8,8 +8,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/useprickle/prickle/shared/cfn"
-	"github.com/useprickle/prickle/shared/store"
+	"github.com/useprickle/prickle/shared/aws/cfn"
+	"github.com/useprickle/prickle/shared/aws/store"
 )
 
 // streamHandler is what a stream function's Lambda handler is.

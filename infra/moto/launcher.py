@@ -18,7 +18,7 @@ answered "already exists": the SDK's retry of a request served unanswered).
 waitress (HTTP/1.1 keep-alive, used for a while) lost answers too: the Go SDK
 read "use of closed network connection" in the body of an answer it had the
 headers of, and sent the request again, which was then served twice; 30 to 50
-SDK retries in each run of shared/web's integration tests, 0 with this server
+SDK retries in each run of shared/owners/web's integration tests, 0 with this server
 (the lines this launcher prints for a retried request, and the SDK's
 LogRetries). So did werkzeug's server with HTTP/1.0 on a pool of 4 worker
 threads, where accepted connections wait their turn unread (17 and 19 a run):

@@ -21,7 +21,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/useprickle/prickle/shared/runner"
+	"github.com/useprickle/prickle/infra/prickle-runner/runner"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/useprickle/prickle/shared/catalog"
+	"github.com/useprickle/prickle/shared/mcp/catalog"
 )
 
 // build compiles every functions/<name> for this machine (the emulator runs

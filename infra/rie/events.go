@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/useprickle/prickle/shared/cfn"
+	"github.com/useprickle/prickle/shared/aws/cfn"
 )
 
 // servePutEvents is EventBridge's PutEvents for the functions: each entry

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/useprickle/prickle/shared/catalog"
+	"github.com/useprickle/prickle/shared/mcp/catalog"
 )
 
 // frontCalls is how many warm get_task calls checkFront times through mcp.

@@ -14,9 +14,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-
-	"github.com/useprickle/prickle/shared/mcplambda"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/useprickle/prickle/shared/mcp/lambda"
 )
 
 // httpAPIForward serves a request as an API Gateway HTTP API with a Lambda
@@ -26,7 +25,7 @@ import (
 // body that is not text base64-encoded; the function's cookies come back
 // as Set-Cookie headers.
 type httpAPIForward struct {
-	Lambda   mcplambda.Invoker
+	Lambda   lambda.Invoker
 	Function string
 	RouteKey string // e.g. "ANY /mcp"; "" derives the web routes' keys
 }
@@ -137,7 +136,7 @@ func (f httpAPIForward) invoke(r *http.Request) (events.APIGatewayV2HTTPResponse
 	if err != nil {
 		return out, fmt.Errorf("encode HTTP API event: %w", err)
 	}
-	res, err := f.Lambda.Invoke(r.Context(), &lambda.InvokeInput{FunctionName: aws.String(f.Function), Payload: payload})
+	res, err := f.Lambda.Invoke(r.Context(), &awslambda.InvokeInput{FunctionName: aws.String(f.Function), Payload: payload})
 	if err != nil {
 		return out, fmt.Errorf("invoke %s: %w", f.Function, err)
 	}

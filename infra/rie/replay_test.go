@@ -29,23 +29,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/useprickle/prickle/infra/dynamo"
-	"github.com/useprickle/prickle/shared/admin"
-	"github.com/useprickle/prickle/shared/catalog"
-	"github.com/useprickle/prickle/shared/identity"
-	"github.com/useprickle/prickle/shared/lambdahttp"
-	"github.com/useprickle/prickle/shared/link"
-	"github.com/useprickle/prickle/shared/slackin"
-	"github.com/useprickle/prickle/shared/step"
-	"github.com/useprickle/prickle/shared/store"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/auth/identity"
+	"github.com/useprickle/prickle/shared/auth/link"
+	"github.com/useprickle/prickle/shared/aws/lambdahttp"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/domain/task"
+	"github.com/useprickle/prickle/shared/domain/wakeup"
+	"github.com/useprickle/prickle/shared/jobs/wake"
+	"github.com/useprickle/prickle/shared/mcp/catalog"
+	"github.com/useprickle/prickle/shared/owners/slack"
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/wake"
-	"github.com/useprickle/prickle/shared/wakeup"
+	"github.com/useprickle/prickle/shared/team/admin"
 )
 
 // fixture stores what the stream samples of events/ refer to: the task
 // tsk_expirydemo0001 of bo/codex, waiting on its owner for the step that
-// TTL has since deleted (as shared/expiry's integration test sets it up).
+// TTL has since deleted (as shared/jobs/stepexpiry's integration test sets it up).
 func fixture(ctx context.Context) error {
 	client, err := dynamo.Client(ctx, rs.Local.DynamoDBEndpoint)
 	if err != nil {
@@ -262,11 +262,11 @@ func replayProxy(t *testing.T, name string, payload []byte) {
 		t.Fatal(err)
 	}
 	fn := target(req)
-	if req.Headers[slackin.HeaderSignature] == "REPLACE_WITH_SLACK_SIGNATURE" {
+	if req.Headers[slack.HeaderSignature] == "REPLACE_WITH_SLACK_SIGNATURE" {
 		// Signed as Slack signs it, now.
 		ts := strconv.FormatInt(time.Now().Unix(), 10)
-		req.Headers[slackin.HeaderTimestamp] = ts
-		req.Headers[slackin.HeaderSignature] = slackin.Sign([]byte(rs.SlackSecret), ts, []byte(req.Body))
+		req.Headers[slack.HeaderTimestamp] = ts
+		req.Headers[slack.HeaderSignature] = slack.Sign([]byte(rs.SlackSecret), ts, []byte(req.Body))
 		var err error
 		if payload, err = json.Marshal(req); err != nil {
 			t.Fatal(err)

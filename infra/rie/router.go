@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/useprickle/prickle/shared/catalog"
-	"github.com/useprickle/prickle/shared/endpoint"
-	"github.com/useprickle/prickle/shared/mcplambda"
+	"github.com/useprickle/prickle/shared/mcp/catalog"
+	"github.com/useprickle/prickle/shared/mcp/endpoint"
+	"github.com/useprickle/prickle/shared/mcp/lambda"
 )
 
 // Router serves the API in front. REST (the default) as the custom
@@ -31,22 +31,22 @@ func (s *Stack) Router() (http.Handler, error) {
 	}
 	tools := map[string]http.Handler{}
 	for _, t := range catalog.All() {
-		tools[t.Name] = mcplambda.Forward{Lambda: s, Function: t.Name}
+		tools[t.Name] = lambda.Forward{Lambda: s, Function: t.Name}
 	}
-	mux.Handle("/mcp", endpoint.RouteByHeader(mcplambda.Forward{Lambda: s, Function: "mcp"}, tools))
+	mux.Handle("/mcp", endpoint.RouteByHeader(lambda.Forward{Lambda: s, Function: "mcp"}, tools))
 	if s.Functions["slack"] != nil {
-		mux.Handle("/slack/", mcplambda.Forward{Lambda: s, Function: "slack"})
+		mux.Handle("/slack/", lambda.Forward{Lambda: s, Function: "slack"})
 	}
 	if s.Functions["runner"] != nil {
-		mux.Handle("/runner/", mcplambda.Forward{Lambda: s, Function: "runner"})
+		mux.Handle("/runner/", lambda.Forward{Lambda: s, Function: "runner"})
 	}
 	if s.Functions["oauth"] != nil {
 		for _, p := range []string{"/oauth/", "/.well-known/"} {
-			mux.Handle(p, mcplambda.Forward{Lambda: s, Function: "oauth"})
+			mux.Handle(p, lambda.Forward{Lambda: s, Function: "oauth"})
 		}
 	}
 	if s.Functions["web"] != nil {
-		mux.Handle("/", mcplambda.Forward{Lambda: s, Function: "web"})
+		mux.Handle("/", lambda.Forward{Lambda: s, Function: "web"})
 	}
 	return mux, nil
 }

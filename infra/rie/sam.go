@@ -20,7 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/useprickle/prickle/shared/catalog"
+	"github.com/useprickle/prickle/shared/mcp/catalog"
 )
 
 // The SAM CLI mode (Options.SAM, `make sam-local`): the functions run in the

@@ -22,8 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/useprickle/prickle/infra/localstate"
-	"github.com/useprickle/prickle/shared/catalog"
-	"github.com/useprickle/prickle/shared/cfn"
+	"github.com/useprickle/prickle/shared/aws/cfn"
+	"github.com/useprickle/prickle/shared/mcp/catalog"
 )
 
 // Options configure the RIE stack.

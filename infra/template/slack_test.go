@@ -8,7 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/useprickle/prickle/shared/slackin"
+	"github.com/useprickle/prickle/shared/owners/slack"
 )
 
 // TestSlackAppManifestMatchesTheRoute: the app manifest in the repository
@@ -44,8 +44,8 @@ func TestSlackAppManifestMatchesTheRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := m.Settings.Interactivity
-	if !in.Enabled || !strings.HasPrefix(in.RequestURL, "https://") || !strings.HasSuffix(in.RequestURL, slackin.Path) || m.Settings.SocketMode {
-		t.Errorf("interactivity = %+v (socket mode %v), want enabled, https, ending in %s", in, m.Settings.SocketMode, slackin.Path)
+	if !in.Enabled || !strings.HasPrefix(in.RequestURL, "https://") || !strings.HasSuffix(in.RequestURL, slack.Path) || m.Settings.SocketMode {
+		t.Errorf("interactivity = %+v (socket mode %v), want enabled, https, ending in %s", in, m.Settings.SocketMode, slack.Path)
 	}
 	// Sign-in links are direct messages from the bot: the owner reads them in its Messages tab.
 	if h := m.Features.AppHome; !h.Messages || !h.ReadOnly {
@@ -62,10 +62,10 @@ func TestSlackAppManifestMatchesTheRoute(t *testing.T) {
 		}
 		found := false
 		for _, r := range routes {
-			found = found || (r.Path == slackin.Path && r.Method == "POST" && r.Function == "SlackFunction")
+			found = found || (r.Path == slack.Path && r.Method == "POST" && r.Function == "SlackFunction")
 		}
 		if !found {
-			t.Errorf("%s has no POST %s route to SlackFunction: %v", api, slackin.Path, routes)
+			t.Errorf("%s has no POST %s route to SlackFunction: %v", api, slack.Path, routes)
 		}
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/useprickle/prickle/shared/budget"
-	"github.com/useprickle/prickle/shared/grant"
-	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/domain/budget"
+	"github.com/useprickle/prickle/shared/domain/grant"
+	"github.com/useprickle/prickle/shared/domain/step"
 )
 
 // What request_step says when a grant or a budget allowed the call without asking.

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/useprickle/prickle/shared/audit"
-	"github.com/useprickle/prickle/shared/event"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/audit"
+	"github.com/useprickle/prickle/shared/domain/event"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // DecideResult records an owner's decision on a result that needs owner

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/useprickle/prickle/shared/step"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // TestRequestStepRefusesInputsOverTheBounds: the service itself refuses an

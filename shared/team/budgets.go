@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/useprickle/prickle/shared/audit"
-	"github.com/useprickle/prickle/shared/budget"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/audit"
+	"github.com/useprickle/prickle/shared/domain/budget"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // SetBudget stores an owner's daily budget per agent for their own agents

@@ -2,11 +2,11 @@
 // the rules of who may do what, over small ports that the DynamoDB store
 // (and, in unit tests, an in-memory fake) implement. It imports no AWS SDK
 // and no MCP: the catalog maps MCP calls onto it. The task state rules
-// themselves live in shared/task; this package loads, checks the caller and
+// themselves live in shared/domain/task; this package loads, checks the caller and
 // stores what they decide.
 //
 // A map for newcomers: each tool, the Service method that carries it out,
-// the file it is in, and its schema (under shared/catalog/schemas/, with
+// the file it is in, and its schema (under shared/mcp/catalog/schemas/, with
 // .output.json and .example.json beside it). Each tool's Lambda function is
 // functions/<tool>/main.go.
 //

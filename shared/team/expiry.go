@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/useprickle/prickle/shared/audit"
-	"github.com/useprickle/prickle/shared/event"
-	"github.com/useprickle/prickle/shared/step"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/audit"
+	"github.com/useprickle/prickle/shared/domain/event"
+	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // ExpireStep settles a step whose time ran out (DynamoDB TTL removed it, or

@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/useprickle/prickle/shared/audit"
-	"github.com/useprickle/prickle/shared/grant"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/audit"
+	"github.com/useprickle/prickle/shared/domain/grant"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // GrantRequest is what an owner asks for besides "approve once", from the

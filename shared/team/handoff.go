@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/useprickle/prickle/shared/event"
-	"github.com/useprickle/prickle/shared/identity"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/auth/identity"
+	"github.com/useprickle/prickle/shared/domain/event"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // HandOffTask creates a task for a teammate; the caller is its requester.

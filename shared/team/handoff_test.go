@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/team"
 )
 

@@ -3,13 +3,13 @@ package team
 import (
 	"encoding/json"
 
-	"github.com/useprickle/prickle/shared/pulse"
-	"github.com/useprickle/prickle/shared/step"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/pulse"
+	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // The tool inputs and outputs below mirror the JSON schemas in
-// shared/catalog/schemas field for field; the catalog decodes validated
+// shared/mcp/catalog/schemas field for field; the catalog decodes validated
 // arguments into them and encodes the outputs as structuredContent.
 
 // ReadRoomInput asks for Team Pulse and the caller's tasks in a project.
@@ -74,7 +74,7 @@ type DeclineInput struct {
 	Reason string `json:"reason"`
 }
 
-// CheckpointInput is save_checkpoint's input (shared/catalog/schemas/save_checkpoint.input.json): the checkpoint plus what the task waits on, if anything.
+// CheckpointInput is save_checkpoint's input (shared/mcp/catalog/schemas/save_checkpoint.input.json): the checkpoint plus what the task waits on, if anything.
 type CheckpointInput struct {
 	TaskID        string   `json:"task_id"`
 	Progress      string   `json:"progress"`
@@ -85,7 +85,7 @@ type CheckpointInput struct {
 	WaitingOn     string   `json:"waiting_on"`
 }
 
-// ReturnResultInput is return_result's input (shared/catalog/schemas/return_result.input.json).
+// ReturnResultInput is return_result's input (shared/mcp/catalog/schemas/return_result.input.json).
 type ReturnResultInput struct {
 	TaskID     string          `json:"task_id"`
 	Summary    string          `json:"summary"`
@@ -106,7 +106,7 @@ type CancelInput struct {
 	Reason string `json:"reason"`
 }
 
-// UpdatePulseInput is update_pulse's input (shared/catalog/schemas/update_pulse.input.json).
+// UpdatePulseInput is update_pulse's input (shared/mcp/catalog/schemas/update_pulse.input.json).
 type UpdatePulseInput struct {
 	Project      string   `json:"project"`
 	Availability string   `json:"availability"`
@@ -122,7 +122,7 @@ type UpdatePulseOutput struct {
 	Pulse pulse.Entry `json:"pulse"`
 }
 
-// RequestStepInput is request_step's input (shared/catalog/schemas/request_step.input.json): the exact call and what it is.
+// RequestStepInput is request_step's input (shared/mcp/catalog/schemas/request_step.input.json): the exact call and what it is.
 type RequestStepInput struct {
 	ToolName  string          `json:"tool_name"`
 	Input     json.RawMessage `json:"input"`
@@ -133,7 +133,7 @@ type RequestStepInput struct {
 	Reason    string          `json:"reason"`
 }
 
-// RequestStepOutput is request_step's output (shared/catalog/schemas/request_step.output.json): the permission-prompt answer.
+// RequestStepOutput is request_step's output (shared/mcp/catalog/schemas/request_step.output.json): the permission-prompt answer.
 type RequestStepOutput struct {
 	StepID       string          `json:"step_id"`
 	Status       step.Status     `json:"status"`

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/useprickle/prickle/shared/identity"
+	"github.com/useprickle/prickle/shared/auth/identity"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/teamtest"
 )

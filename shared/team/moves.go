@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/useprickle/prickle/shared/identity"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/auth/identity"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // AcceptTask takes a routed task; only its assignee may.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/identity"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/auth/identity"
+	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/teamtest"
 )

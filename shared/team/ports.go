@@ -5,12 +5,12 @@ import (
 	"errors"
 	"time"
 
-	"github.com/useprickle/prickle/shared/audit"
-	"github.com/useprickle/prickle/shared/budget"
-	"github.com/useprickle/prickle/shared/grant"
-	"github.com/useprickle/prickle/shared/pulse"
-	"github.com/useprickle/prickle/shared/step"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/audit"
+	"github.com/useprickle/prickle/shared/domain/budget"
+	"github.com/useprickle/prickle/shared/domain/grant"
+	"github.com/useprickle/prickle/shared/domain/pulse"
+	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // ErrNotFound is what a store returns for a missing item.

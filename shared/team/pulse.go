@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/useprickle/prickle/shared/identity"
-	"github.com/useprickle/prickle/shared/pulse"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/auth/identity"
+	"github.com/useprickle/prickle/shared/domain/pulse"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // UpdatePulse stores what the caller is doing now in a project's Team Pulse.

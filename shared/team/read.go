@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/useprickle/prickle/shared/identity"
-	"github.com/useprickle/prickle/shared/pulse"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/auth/identity"
+	"github.com/useprickle/prickle/shared/domain/pulse"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // ErrBadCursor is what a store returns for a cursor it did not issue.

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/useprickle/prickle/shared/event"
-	"github.com/useprickle/prickle/shared/identity"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/auth/identity"
+	"github.com/useprickle/prickle/shared/domain/event"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // Service carries out the tools for an authenticated caller.

@@ -8,11 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/useprickle/prickle/shared/event"
-	"github.com/useprickle/prickle/shared/grant"
-	"github.com/useprickle/prickle/shared/identity"
-	"github.com/useprickle/prickle/shared/step"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/auth/identity"
+	"github.com/useprickle/prickle/shared/domain/event"
+	"github.com/useprickle/prickle/shared/domain/grant"
+	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // The answers request_step gives, word for word as the tool reference promises.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // Page sizes of ListTasks, the same in every store: a limit below 1 means

@@ -3,7 +3,7 @@ package team_test
 import (
 	"testing"
 
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/team"
 )
 

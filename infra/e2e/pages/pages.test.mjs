@@ -149,7 +149,7 @@ describe('pages: sign-in, Team Pulse, board, task page, tool reference', { skip:
   test('a run asks a step (the request_step example); the board shows the task waiting; alice approves it on the task page', async () => {
     const run = admin(['start-run', '--agent', 'alice/writer', '--task', 'example-task-id']);
     assert.ok(run.run_token, `start-run: ${JSON.stringify(run)}`);
-    const example = JSON.parse(readFileSync(resolve(E2E_DIR, '../../shared/catalog/schemas/request_step.example.json'), 'utf8'));
+    const example = JSON.parse(readFileSync(resolve(E2E_DIR, '../../shared/mcp/catalog/schemas/request_step.example.json'), 'utf8'));
     // A run token's request_step answer is one text block holding the JSON, no structuredContent.
     const j = await mcp(run.run_token, 'request_step', example);
     assert.ok(j.result && !j.result.isError, `request_step was refused: ${JSON.stringify(j.result?.content ?? j.error)}`);

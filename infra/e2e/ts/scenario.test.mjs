@@ -68,8 +68,8 @@ describe('TypeScript SDK client', { skip: skipUnlessStack(skipReason) }, () => {
   test('every tool has a 2020-12 outputSchema, the committed schemas, and annotations', () => {
     for (const t of tools) {
       assert.ok(t.outputSchema && t.outputSchema.type === 'object', `${t.name} outputSchema`);
-      assert.deepEqual(t.inputSchema, readSchema(t.name, 'input'), `${t.name} inputSchema vs shared/catalog/schemas`);
-      assert.deepEqual(t.outputSchema, readSchema(t.name, 'output'), `${t.name} outputSchema vs shared/catalog/schemas`);
+      assert.deepEqual(t.inputSchema, readSchema(t.name, 'input'), `${t.name} inputSchema vs shared/mcp/catalog/schemas`);
+      assert.deepEqual(t.outputSchema, readSchema(t.name, 'output'), `${t.name} outputSchema vs shared/mcp/catalog/schemas`);
       const a = t.annotations || {};
       for (const k of ['readOnlyHint', 'destructiveHint', 'idempotentHint']) assert.equal(typeof a[k], 'boolean', `${t.name} annotations.${k}`);
       assert.ok(a.title || t.title, `${t.name} title`);

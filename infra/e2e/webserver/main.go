@@ -23,17 +23,17 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/infra/dynamo"
-	"github.com/useprickle/prickle/shared/admin"
-	"github.com/useprickle/prickle/shared/cfn"
-	"github.com/useprickle/prickle/shared/event"
-	"github.com/useprickle/prickle/shared/identity"
-	"github.com/useprickle/prickle/shared/link"
-	"github.com/useprickle/prickle/shared/notify"
-	"github.com/useprickle/prickle/shared/outbox"
-	"github.com/useprickle/prickle/shared/store"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/auth/identity"
+	"github.com/useprickle/prickle/shared/auth/link"
+	"github.com/useprickle/prickle/shared/aws/cfn"
+	"github.com/useprickle/prickle/shared/aws/notify"
+	"github.com/useprickle/prickle/shared/aws/notify/outbox"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/domain/event"
+	"github.com/useprickle/prickle/shared/domain/task"
+	"github.com/useprickle/prickle/shared/owners/web"
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/web"
+	"github.com/useprickle/prickle/shared/team/admin"
 )
 
 func main() {

@@ -28,14 +28,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/useprickle/prickle/infra/dynamo"
-	"github.com/useprickle/prickle/shared/admin"
-	"github.com/useprickle/prickle/shared/catalog"
-	"github.com/useprickle/prickle/shared/cfn"
-	"github.com/useprickle/prickle/shared/endpoint"
-	"github.com/useprickle/prickle/shared/event"
-	"github.com/useprickle/prickle/shared/store"
-	"github.com/useprickle/prickle/shared/taskstream"
+	"github.com/useprickle/prickle/shared/aws/cfn"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/domain/event"
+	"github.com/useprickle/prickle/shared/jobs/taskevents"
+	"github.com/useprickle/prickle/shared/mcp/catalog"
+	"github.com/useprickle/prickle/shared/mcp/endpoint"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/admin"
 )
 
 // On-demand prices, us-east-1, standard table class
@@ -109,7 +109,7 @@ func run(ctx context.Context, rounds int, items bool) error {
 		return err
 	}
 	s := &session{mcp: h, rec: rec, tokens: tokens,
-		stream: store.NewStreamReader(base, store.NewStreamsClient(ep), names["TasksTable"]), filer: taskstream.New(st, discard{})}
+		stream: store.NewStreamReader(base, store.NewStreamsClient(ep), names["TasksTable"]), filer: taskevents.New(st, discard{})}
 	if items {
 		s.show = func(tool, id string) {
 			if tool != "return_result" && tool != "review_result" {

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
-	"github.com/useprickle/prickle/shared/cfn"
+	"github.com/useprickle/prickle/shared/aws/cfn"
 )
 
 // Recorder is an SDK middleware that records, for every DynamoDB request

@@ -8,13 +8,13 @@ import (
 	"net/http/httptest"
 	"strings"
 
-	"github.com/useprickle/prickle/shared/admin"
-	"github.com/useprickle/prickle/shared/identity"
-	"github.com/useprickle/prickle/shared/step"
-	"github.com/useprickle/prickle/shared/store"
-	"github.com/useprickle/prickle/shared/task"
-	"github.com/useprickle/prickle/shared/taskstream"
+	"github.com/useprickle/prickle/shared/auth/identity"
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/domain/task"
+	"github.com/useprickle/prickle/shared/jobs/taskevents"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/admin"
 )
 
 // The project is website-v2 as infra/local seeds it (two owners, three
@@ -92,7 +92,7 @@ type session struct {
 	// stream and filer are the tasks table's stream and the task-events
 	// handler, which files the history lines a call's moves carry.
 	stream *store.StreamReader
-	filer  *taskstream.Handler
+	filer  *taskevents.Handler
 	// show, when set, is called with each tool and the task it moved, after the call.
 	show func(tool, taskID string)
 }

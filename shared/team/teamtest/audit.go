@@ -3,7 +3,7 @@ package teamtest
 import (
 	"context"
 
-	"github.com/useprickle/prickle/shared/audit"
+	"github.com/useprickle/prickle/shared/domain/audit"
 )
 
 // AppendAudit implements team.AuditLog.

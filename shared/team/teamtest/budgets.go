@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/useprickle/prickle/shared/budget"
+	"github.com/useprickle/prickle/shared/domain/budget"
 	"github.com/useprickle/prickle/shared/team"
 )
 

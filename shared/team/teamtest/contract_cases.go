@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/team"
 )
 

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"slices"
 
-	"github.com/useprickle/prickle/shared/pulse"
-	"github.com/useprickle/prickle/shared/step"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/pulse"
+	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/domain/task"
 )
 
 // The copies below keep callers from changing stored items through shared

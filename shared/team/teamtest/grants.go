@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/useprickle/prickle/shared/grant"
+	"github.com/useprickle/prickle/shared/domain/grant"
 	"github.com/useprickle/prickle/shared/team"
 )
 

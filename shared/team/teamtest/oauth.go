@@ -5,7 +5,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/useprickle/prickle/shared/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/oauthgrant"
 	"github.com/useprickle/prickle/shared/team"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/useprickle/prickle/shared/oauthgrant"
-	"github.com/useprickle/prickle/shared/session"
+	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/session"
 	"github.com/useprickle/prickle/shared/team"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/useprickle/prickle/shared/pulse"
+	"github.com/useprickle/prickle/shared/domain/pulse"
 	"github.com/useprickle/prickle/shared/team"
 )
 

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/useprickle/prickle/shared/audit"
-	"github.com/useprickle/prickle/shared/step"
+	"github.com/useprickle/prickle/shared/domain/audit"
+	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/team"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/step"
-	"github.com/useprickle/prickle/shared/task"
+	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/teamtest"
 )
@@ -138,7 +138,7 @@ func TestReadsAreCopies(t *testing.T) {
 }
 
 // TestListTasksContract holds the fake to the ListTasks contract the
-// DynamoDB store keeps too (shared/store's TestListTasksContract).
+// DynamoDB store keeps too (shared/aws/store's TestListTasksContract).
 func TestListTasksContract(t *testing.T) {
 	teamtest.RunContract(t, func(*testing.T) team.Store { return teamtest.New() })
 }

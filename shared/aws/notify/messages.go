@@ -1,0 +1,416 @@
+package notify
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/domain/task"
+)
+
+// Slack's limits: header text 150 characters, a text 3000 (2000 kept for
+// one fact, so that a message of ten stays small).
+const (
+	slackHeaderMax  = 150
+	slackTextMax    = 3000
+	slackFactMax    = 2000
+	evidenceTextMax = 300
+)
+
+// message is one notification in both forms, built once per event.
+type message struct {
+	subject string
+	text    string // the email body
+	notice  string // Slack's fallback (notification) text; the subject when empty
+	blocks  []any
+	links   []string
+}
+
+func (m message) email(to string) Email {
+	return Email{To: to, Subject: m.subject, Text: m.text, Links: m.links}
+}
+
+func (m message) slack(channel string) SlackMessage {
+	blocks, err := marshalPlain(m.blocks)
+	if err != nil {
+		blocks = nil // only strings and maps: cannot fail
+	}
+	notice := m.notice
+	if notice == "" {
+		notice = m.subject
+	}
+	// The notification text is parsed for links and mentions: escaped, an
+	// agent's <!channel> in a subject stays text.
+	return SlackMessage{Channel: channel, Subject: m.subject, Text: esc(notice), Blocks: blocks, Links: m.links}
+}
+
+// FormatAmount writes an amount as "12.5 USD", or "" when there is none.
+func FormatAmount(a *step.Amount) string {
+	if a == nil {
+		return ""
+	}
+	return strconv.FormatFloat(a.Value, 'f', -1, 64) + " " + a.Unit
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// stepFacts is the exact call, line by line, as both email and Slack show it.
+func stepFacts(s step.Step) [][2]string {
+	facts := [][2]string{{"Tool", s.ToolName}}
+	if does := step.Summary(s.ToolName, s.Input); does != "" {
+		facts = append(facts, [2]string{"Does", does})
+	}
+	facts = append(facts, [][2]string{
+		{"Kind", orDash(s.Kind)},
+		{"Target", orDash(s.Target)},
+		{"Amount", orDash(FormatAmount(s.Amount))},
+		{"Reason", orDash(s.Reason)},
+		{"Agent", s.Agent},
+		{"Task", s.TaskID + " (project " + s.Project + ")"},
+	}...)
+	if s.BudgetNote != "" {
+		facts = append(facts, [2]string{"Budget", s.BudgetNote})
+	}
+	return facts
+}
+
+func factLines(facts [][2]string) string {
+	var b strings.Builder
+	for _, f := range facts {
+		fmt.Fprintf(&b, "%-8s %s\n", f[0]+":", f[1])
+	}
+	return b.String()
+}
+
+// stepRequestMessage asks the owner about one exact call; token is the
+// signed approval-link token (url is its page), which the Slack buttons carry.
+func stepRequestMessage(s step.Step, token, url string, expires time.Time) message {
+	kind := s.Kind
+	subject := fmt.Sprintf("Approve %s for %s? (%s)", s.ToolName, s.Agent, stepAbout(s))
+	input := PrettyInput(s.Input, InputEmailMax)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s asks before %s call. It will make exactly this call, once, if you approve.\n\n", s.Agent, article(kind))
+	b.WriteString(factLines(stepFacts(s)))
+	fmt.Fprintf(&b, "\nInput:\n%s\n\n", input)
+	fmt.Fprintf(&b, "Approve or refuse here (opening the link changes nothing; only the button on the page decides):\n%s\n\n", url)
+	fmt.Fprintf(&b, "The link works until %s, and the step can be decided once.\n", stamp(expires))
+
+	blocks := []any{
+		header(subject),
+		richText(paragraph(bold(s.Agent), literal(fmt.Sprintf(" asks before %s call. It will make exactly this call, once, if you approve.", article(kind))))),
+		factsBlock(stepFacts(s)),
+		inputBlock(s.Input),
+		decideActions(token, url, true),
+		contextBlock(decideNote(ownerOf(s.Agent), expires)),
+	}
+	return message{subject: subject, text: b.String(), blocks: blocks, links: []string{url}}
+}
+
+// stepAbout says in a subject line what the step is: its kind when the run
+// said it, else what the call does (a permission layer sends only the call).
+func stepAbout(s step.Step) string {
+	if s.Kind != "" {
+		return fmt.Sprintf("%s step on task %s", s.Kind, s.TaskID)
+	}
+	if does := step.Summary(s.ToolName, s.Input); does != "" {
+		return fmt.Sprintf("to %s, on task %s", does, s.TaskID)
+	}
+	return "a step on task " + s.TaskID
+}
+
+// stepOutcome says what became of a step: who decided and when, or that it expired.
+func stepOutcome(s step.Step) string {
+	switch s.Status {
+	case step.Approved, step.Consumed:
+		return fmt.Sprintf("Approved by %s at %s: the run may make exactly this call, once, within 15 minutes.", s.DecidedBy, decidedAt(s))
+	case step.Refused:
+		out := fmt.Sprintf("Refused by %s at %s.", s.DecidedBy, decidedAt(s))
+		if s.Message != "" {
+			out += fmt.Sprintf(" Message: %q", s.Message)
+		}
+		return out
+	case step.Expired:
+		return fmt.Sprintf("Expired at %s: nobody decided in time, so the call is not allowed.", stamp(s.ExpiresAt))
+	case step.Withdrawn:
+		return "Withdrawn: the run asked for another step instead."
+	}
+	return "Now " + string(s.Status) + "."
+}
+
+func decidedAt(s step.Step) string {
+	if s.DecidedAt == nil {
+		return "an unknown time"
+	}
+	return stamp(*s.DecidedAt)
+}
+
+// stepSettledMessage tells the owner a step was decided or expired; Slack shows it in place of the request.
+func stepSettledMessage(s step.Step) message {
+	verb := string(s.Status)
+	subject := fmt.Sprintf("%s step: %s for %s on task %s", strings.ToUpper(verb[:1])+verb[1:], s.ToolName, s.Agent, s.TaskID)
+	outcome := stepOutcome(s)
+	var b strings.Builder
+	b.WriteString(outcome + "\n\n")
+	b.WriteString(factLines(stepFacts(s)))
+	fmt.Fprintf(&b, "\nInput:\n%s\n", PrettyInput(s.Input, InputEmailMax))
+	blocks := []any{
+		header(subject),
+		richText(paragraph(bold(outcome))),
+		factsBlock(stepFacts(s)),
+		inputBlock(s.Input),
+	}
+	return message{subject: subject, text: b.String(), notice: outcome, blocks: blocks, links: []string{}}
+}
+
+// resultFacts describes a result waiting for (or given) its owner's approval.
+func resultFacts(t task.Task) [][2]string {
+	r := t.Result
+	facts := [][2]string{
+		{"Task", t.ID + " (project " + t.Project + ")"},
+		{"Work", clip(t.Packet.Task, 200)},
+		{"Type", t.Packet.DeliverableType},
+		{"Assignee", t.Assignee},
+		{"Requester", t.Requester},
+	}
+	if r != nil {
+		facts = append(facts, [2]string{"Provenance", r.Provenance})
+	}
+	return facts
+}
+
+func evidenceLines(t task.Task) (text string, links []string) {
+	if t.Result == nil {
+		return "", nil
+	}
+	var b strings.Builder
+	for _, e := range t.Result.Evidence {
+		fmt.Fprintf(&b, "- %s: %s", e.Kind, e.Summary)
+		if e.URL != "" {
+			fmt.Fprintf(&b, " <%s>", e.URL)
+			links = append(links, e.URL)
+		}
+		if e.Content != "" {
+			fmt.Fprintf(&b, "\n    %s", strings.ReplaceAll(clip(e.Content, evidenceTextMax), "\n", "\n    "))
+		}
+		b.WriteString("\n")
+	}
+	return b.String(), links
+}
+
+// approvalRequestMessage asks the owner to approve a result before its task
+// completes; token and url as for stepRequestMessage.
+func approvalRequestMessage(t task.Task, token, url string, expires time.Time) message {
+	subject := fmt.Sprintf("Approve the result of task %s by %s? (%s)", t.ID, t.Assignee, t.Packet.DeliverableType)
+	summary := ""
+	if t.Result != nil {
+		summary = t.Result.Summary
+	}
+	evidence, evLinks := evidenceLines(t)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s returned a result that %s accepted; it is completed only when you approve it.\n\n", t.Assignee, t.Requester)
+	b.WriteString(factLines(resultFacts(t)))
+	fmt.Fprintf(&b, "\nSummary:\n%s\n\nEvidence:\n%s\n", summary, orDash(evidence))
+	fmt.Fprintf(&b, "Approve or refuse here (opening the link changes nothing; only the button on the page decides):\n%s\n\n", url)
+	fmt.Fprintf(&b, "The link works until %s, and the result can be decided once.\n", stamp(expires))
+
+	blocks := []any{
+		header(subject),
+		richText(paragraph(bold(t.Assignee), literal(fmt.Sprintf(" returned a result that %s accepted; it is completed only when you approve it.", t.Requester)))),
+		factsBlock(resultFacts(t)),
+		labelled("Summary", orDash(summary)),
+		labelled("Evidence", orDash(evidence)),
+		decideActions(token, url, false),
+		contextBlock(decideNote(ownerOf(t.Assignee), expires)),
+	}
+	return message{subject: subject, text: b.String(), blocks: blocks, links: append([]string{url}, evLinks...)}
+}
+
+// resultSettledMessage tells the owner what became of the result they were asked about.
+func resultSettledMessage(t task.Task, by string, at time.Time) message {
+	var outcome, verb string
+	switch t.State {
+	case task.Completed:
+		verb = "Approved"
+		outcome = fmt.Sprintf("Approved by %s at %s: task %s is completed (provenance owner_approved).", by, stamp(at), t.ID)
+	case task.Working:
+		verb = "Refused"
+		outcome = fmt.Sprintf("Refused by %s at %s: task %s is back to working.", by, stamp(at), t.ID)
+	default:
+		verb = "Decided"
+		outcome = fmt.Sprintf("Decided by %s at %s: task %s is %s.", by, stamp(at), t.ID, t.State)
+	}
+	subject := fmt.Sprintf("%s result of task %s by %s", verb, t.ID, t.Assignee)
+	evidence, evLinks := evidenceLines(t)
+	var b strings.Builder
+	b.WriteString(outcome + "\n\n")
+	b.WriteString(factLines(resultFacts(t)))
+	blocks := []any{
+		header(subject),
+		richText(paragraph(bold(outcome))),
+		factsBlock(resultFacts(t)),
+		labelled("Evidence", orDash(evidence)),
+	}
+	if evLinks == nil {
+		evLinks = []string{}
+	}
+	return message{subject: subject, text: b.String(), notice: outcome, blocks: blocks, links: evLinks}
+}
+
+func article(kind string) string {
+	switch {
+	case kind == "":
+		return "a"
+	case strings.ContainsRune("aeiou", rune(kind[0])):
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
+// Block Kit builders. Whatever varies (an agent's call, input, reason,
+// summary and evidence, names, outcomes) goes to Slack as literal text: the
+// text elements of rich_text blocks and plain_text objects, which Slack
+// shows as they are. mrkdwn, which has no escape for * _ ~ ` or ```, is not
+// used: in it an input's ``` closed its code block and what followed
+// rendered as the message's own words.
+
+func header(text string) map[string]any {
+	return map[string]any{"type": "header", "text": map[string]any{"type": "plain_text", "text": clip(text, slackHeaderMax), "emoji": false}}
+}
+
+// richText is a rich_text block of rich text elements (paragraphs, preformatted).
+func richText(elements ...any) map[string]any {
+	return map[string]any{"type": "rich_text", "elements": elements}
+}
+
+// paragraph is a rich_text_section of text elements.
+func paragraph(texts ...any) map[string]any {
+	return map[string]any{"type": "rich_text_section", "elements": texts}
+}
+
+// literal is text shown exactly as it is, within Slack's limit of a text.
+func literal(text string) map[string]any {
+	return map[string]any{"type": "text", "text": clip(text, slackTextMax)}
+}
+
+func bold(text string) map[string]any {
+	t := literal(text)
+	t["style"] = map[string]any{"bold": true}
+	return t
+}
+
+// labelled is a bold label over its text.
+func labelled(label, text string) map[string]any {
+	return richText(paragraph(bold(label+"\n"), literal(text)))
+}
+
+// factsBlock is the facts, a bold label before each value, one per line.
+func factsBlock(facts [][2]string) map[string]any {
+	texts := make([]any, 0, 2*len(facts))
+	for i, f := range facts {
+		value := clip(f[1], slackFactMax)
+		if i < len(facts)-1 {
+			value += "\n"
+		}
+		texts = append(texts, bold(f[0]+": "), literal(value))
+	}
+	return richText(paragraph(texts...))
+}
+
+// inputBlock is the step's input, pretty-printed in a preformatted element:
+// whatever the input holds stays inside it.
+func inputBlock(input []byte) map[string]any {
+	return richText(paragraph(bold("Input")), map[string]any{"type": "rich_text_preformatted", "elements": []any{literal(PrettyInput(input, inputSlackMax))}})
+}
+
+// Action ids of the buttons of a request message; Slack sends them back in block_actions.
+const (
+	// ActionApprove approves at once; its value is the approval-link token.
+	ActionApprove = "prickle_approve"
+	// ActionRefuse opens a modal for the owner's message; its value is the approval-link token.
+	ActionRefuse = "prickle_refuse"
+	// ActionAllowCall approves a step and also allows the same call on its task
+	// for AllowCallHours without asking (a standing grant); its value is the token.
+	ActionAllowCall = "prickle_allow_call"
+	// ActionOpenPage is the link button to the approval page (Slack reports its clicks too; they decide nothing).
+	ActionOpenPage = "open_approval"
+	// DecideBlockID names the actions block that holds the buttons.
+	DecideBlockID = "prickle_decide"
+)
+
+// AllowCallHours is how long the grant of the ActionAllowCall button lasts;
+// other lengths and pattern grants are given on the approval page.
+const AllowCallHours = 8
+
+// SlackValueMax is the longest value Slack accepts on a button.
+const SlackValueMax = 2000
+
+// decideActions is the row of buttons of a request: Approve and Refuse (and,
+// for a step, Approve + allow this call for 8 h) carry the signed token, so a
+// click is authorised by the same signature, expiry and single-use decision
+// as the web page; the last opens that page.
+func decideActions(token, url string, step bool) map[string]any {
+	button := func(text, actionID string) map[string]any {
+		return map[string]any{"type": "button", "text": map[string]any{"type": "plain_text", "text": text}, "action_id": actionID}
+	}
+	approve := button("Approve", ActionApprove)
+	approve["style"], approve["value"] = "primary", token
+	refuse := button("Refuse…", ActionRefuse)
+	refuse["style"], refuse["value"] = "danger", token
+	page := button("Review on the page", ActionOpenPage)
+	page["url"] = url
+	elements := []any{approve, refuse, page}
+	if step {
+		allow := button(fmt.Sprintf("Approve + this call for %d h", AllowCallHours), ActionAllowCall)
+		allow["value"] = token
+		elements = []any{approve, allow, refuse, page}
+	}
+	if len(token) > SlackValueMax { // ids too long for a button: the page still decides
+		elements = []any{page}
+	}
+	return map[string]any{"type": "actions", "block_id": DecideBlockID, "elements": elements}
+}
+
+func decideNote(owner string, expires time.Time) string {
+	return fmt.Sprintf("Only %s can decide: with these buttons, or on the page (opening the link changes nothing). Works until %s; decided once.", owner, stamp(expires))
+}
+
+func contextBlock(text string) map[string]any {
+	return map[string]any{"type": "context", "elements": []any{map[string]any{"type": "plain_text", "text": clip(text, slackTextMax), "emoji": false}}}
+}
+
+// esc escapes the three characters Slack parses in a message's text (links, mentions).
+func esc(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// clip shortens s to at most n runes, marking the cut with an ellipsis.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// marshalPlain is json.Marshal without HTML escaping, so & < > stay readable
+// (Slack and the dev outbox show them; neither is HTML).
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

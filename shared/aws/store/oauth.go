@@ -1,0 +1,286 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+)
+
+// The OAuth table (issue #11) keeps the authorization server's state, by pk:
+//
+//	client  CLIENT#<client_id>         sk CLIENT  (dynamically registered clients)
+//	record  <kind>#<sha256 hex>        sk RECORD  (codes, PKCE challenges, refresh tokens,
+//	                                              pending authorizations; never a secret; ttl)
+//	grant   GRANT#<id>                 sk GRANT   (a consent: owner, agent, client; owner +
+//	                                              created_at feed by_owner)
+//	rate    OAUTHRATE#<network|all>    sk <window start>  (registration counts; ttl)
+//
+// Access tokens live in the directory (TOKEN#<sha256>, kind oauth), where
+// every MCP function already looks tokens up.
+const (
+	oauthClientSK = "CLIENT"
+	oauthRecordSK = "RECORD"
+	oauthGrantSK  = "GRANT"
+	byOwnerIndex  = "by_owner"
+)
+
+var _ oauthgrant.Grants = (*Store)(nil)
+
+type oauthClientRecord struct {
+	PK           string   `json:"pk"`
+	SK           string   `json:"sk"`
+	ID           string   `json:"client_id"`
+	Name         string   `json:"client_name"`
+	RedirectURIs []string `json:"redirect_uris"`
+	Registration string   `json:"registration"`
+	CreatedAt    string   `json:"created_at"`
+}
+
+// PutOAuthClient stores a registered client; an id stored already is ErrConflict.
+func (s *Store) PutOAuthClient(ctx context.Context, c oauthgrant.Client) error {
+	item, err := marshalItem(oauthClientRecord{PK: "CLIENT#" + c.ID, SK: oauthClientSK, ID: c.ID, Name: c.Name,
+		RedirectURIs: c.RedirectURIs, Registration: c.Registration, CreatedAt: sortableTime(c.CreatedAt)})
+	if err != nil {
+		return fmt.Errorf("put OAuth client: %w", err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.tables.OAuth), Item: item,
+		ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	if err != nil {
+		return writeError("put OAuth client", err)
+	}
+	return nil
+}
+
+// OAuthClient reads a registered client; an unknown id is oauthgrant.ErrNotFound.
+func (s *Store) OAuthClient(ctx context.Context, id string) (oauthgrant.Client, error) {
+	var r oauthClientRecord
+	if err := s.getOAuth(ctx, "CLIENT#"+id, oauthClientSK, &r); err != nil {
+		return oauthgrant.Client{}, fmt.Errorf("OAuth client: %w", err)
+	}
+	at, _ := time.Parse(sortableLayout, r.CreatedAt)
+	return oauthgrant.Client{ID: r.ID, Name: r.Name, RedirectURIs: r.RedirectURIs, Registration: r.Registration, CreatedAt: at}, nil
+}
+
+func (s *Store) getOAuth(ctx context.Context, pk, sk string, out any) error {
+	res, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.tables.OAuth), Key: directoryKey(pk, sk), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return err
+	}
+	if res.Item == nil {
+		return oauthgrant.ErrNotFound
+	}
+	return unmarshalItem(res.Item, out)
+}
+
+// AllowOAuthRegistration counts a registration from a network, and overall, in
+// the current window, refusing past either bound.
+func (s *Store) AllowOAuthRegistration(ctx context.Context, network string, now time.Time) (bool, error) {
+	window := now.UTC().Truncate(oauthgrant.RegistrationWindow)
+	for _, c := range []struct {
+		pk  string
+		max int
+	}{{"OAUTHRATE#" + network, oauthgrant.RegistrationsPerNetwork}, {registrationsOverallPK, oauthgrant.RegistrationsOverall}} {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                aws.String(s.tables.OAuth),
+			Key:                      directoryKey(c.pk, sortableTime(window)),
+			UpdateExpression:         aws.String("ADD requests :one SET #ttl = :ttl"),
+			ConditionExpression:      aws.String("attribute_not_exists(requests) OR requests < :max"),
+			ExpressionAttributeNames: map[string]string{"#ttl": "ttl"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":one": numberValue(1), ":max": numberValue(int64(c.max)),
+				":ttl": numberValue(window.Add(oauthgrant.RegistrationWindow + time.Hour).Unix())},
+		})
+		if _, limited := failedCondition(err); limited {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("count OAuth registration: %w", err)
+		}
+	}
+	return true, nil
+}
+
+const registrationsOverallPK = "OAUTHRATE#all"
+
+// ReopenOAuthRegistrations clears the count of dynamic registrations of the
+// current window from every network together (the operator's answer when
+// someone filled it): registrations are accepted again at once, while the
+// networks that filled it keep their own counts and stay refused until the
+// window ends. It returns the count it cleared.
+func (s *Store) ReopenOAuthRegistrations(ctx context.Context, now time.Time) (int, error) {
+	n, err := s.clearCount(ctx, s.tables.OAuth, registrationsOverallPK, now.UTC().Truncate(oauthgrant.RegistrationWindow))
+	if err != nil {
+		return 0, fmt.Errorf("reopen OAuth registrations: %w", err)
+	}
+	return n, nil
+}
+
+type oauthRecord struct {
+	PK      string `json:"pk"`
+	SK      string `json:"sk"`
+	Kind    string `json:"kind"`
+	Hash    string `json:"hash"`
+	Family  string `json:"family"`
+	Active  bool   `json:"active"`
+	Expires string `json:"expires_at"`
+	Request []byte `json:"request"`
+	TTL     int64  `json:"ttl"`
+}
+
+func recordPK(kind, hash string) string { return "OAUTH" + kind + "#" + hash }
+
+// PutOAuthRecord stores (or replaces) a code, PKCE challenge, refresh token or
+// pending authorization by its hash; DynamoDB drops it a day after it expires.
+func (s *Store) PutOAuthRecord(ctx context.Context, r oauthgrant.Record) error {
+	if !tokenHashPattern.MatchString(r.Hash) {
+		return fmt.Errorf("put OAuth %s: hash is not a SHA-256 hex digest", r.Kind)
+	}
+	item, err := marshalItem(oauthRecord{PK: recordPK(r.Kind, r.Hash), SK: oauthRecordSK, Kind: r.Kind, Hash: r.Hash, Family: r.Family,
+		Active: r.Active, Expires: r.Expires.UTC().Format(time.RFC3339Nano), Request: r.Request, TTL: r.Expires.Add(24 * time.Hour).Unix()})
+	if err != nil {
+		return fmt.Errorf("put OAuth %s: %w", r.Kind, err)
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.tables.OAuth), Item: item}); err != nil {
+		return fmt.Errorf("put OAuth %s: %w", r.Kind, err)
+	}
+	return nil
+}
+
+// OAuthRecord reads a record by kind and hash (strongly consistent).
+func (s *Store) OAuthRecord(ctx context.Context, kind, hash string) (oauthgrant.Record, error) {
+	if !tokenHashPattern.MatchString(hash) {
+		return oauthgrant.Record{}, oauthgrant.ErrNotFound
+	}
+	var r oauthRecord
+	if err := s.getOAuth(ctx, recordPK(kind, hash), oauthRecordSK, &r); err != nil {
+		return oauthgrant.Record{}, fmt.Errorf("OAuth %s: %w", kind, err)
+	}
+	exp, err := time.Parse(time.RFC3339Nano, r.Expires)
+	if err != nil {
+		return oauthgrant.Record{}, fmt.Errorf("OAuth %s: expires_at: %w", kind, err)
+	}
+	return oauthgrant.Record{Kind: r.Kind, Hash: r.Hash, Family: r.Family, Active: r.Active, Expires: exp, Request: r.Request}, nil
+}
+
+// DeactivateOAuthRecord marks a record used with one conditional write: of two racing
+// uses, one wins and the other gets oauthgrant.ErrInactive.
+func (s *Store) DeactivateOAuthRecord(ctx context.Context, kind, hash string) error {
+	if !tokenHashPattern.MatchString(hash) {
+		return oauthgrant.ErrNotFound
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.tables.OAuth),
+		Key:                       directoryKey(recordPK(kind, hash), oauthRecordSK),
+		UpdateExpression:          aws.String("SET active = :false"),
+		ConditionExpression:       aws.String("active = :true"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}, ":false": &types.AttributeValueMemberBOOL{Value: false}},
+	})
+	if _, lost := failedCondition(err); lost {
+		return fmt.Errorf("use OAuth %s: %w", kind, oauthgrant.ErrInactive)
+	}
+	if err != nil {
+		return fmt.Errorf("use OAuth %s: %w", kind, err)
+	}
+	return nil
+}
+
+// DeleteOAuthRecord removes a record; a missing one is not an error.
+func (s *Store) DeleteOAuthRecord(ctx context.Context, kind, hash string) error {
+	if !tokenHashPattern.MatchString(hash) {
+		return nil
+	}
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.tables.OAuth), Key: directoryKey(recordPK(kind, hash), oauthRecordSK)})
+	if err != nil {
+		return fmt.Errorf("delete OAuth %s: %w", kind, err)
+	}
+	return nil
+}
+
+type oauthGrantRecord struct {
+	PK         string `json:"pk"`
+	SK         string `json:"sk"`
+	ID         string `json:"grant_id"`
+	Owner      string `json:"owner"`
+	Agent      string `json:"agent_id"`
+	Client     string `json:"client_id"`
+	ClientName string `json:"client_name"`
+	CreatedAt  string `json:"created_at"`
+	Revoked    bool   `json:"revoked"`
+}
+
+func (r oauthGrantRecord) grant() oauthgrant.Grant {
+	at, _ := time.Parse(sortableLayout, r.CreatedAt)
+	return oauthgrant.Grant{ID: r.ID, Owner: r.Owner, Agent: r.Agent, Client: r.Client, ClientName: r.ClientName, CreatedAt: at, Revoked: r.Revoked}
+}
+
+// PutOAuthGrant records a consent; a grant stored already (the same request) is ErrConflict.
+func (s *Store) PutOAuthGrant(ctx context.Context, g oauthgrant.Grant) error {
+	item, err := marshalItem(oauthGrantRecord{PK: "GRANT#" + g.ID, SK: oauthGrantSK, ID: g.ID, Owner: g.Owner, Agent: g.Agent,
+		Client: g.Client, ClientName: g.ClientName, CreatedAt: sortableTime(g.CreatedAt), Revoked: g.Revoked})
+	if err != nil {
+		return fmt.Errorf("put OAuth grant: %w", err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.tables.OAuth), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	if err != nil {
+		return writeError("put OAuth grant", err)
+	}
+	return nil
+}
+
+// OAuthGrant reads a consent (strongly consistent, so a revocation holds at once).
+func (s *Store) OAuthGrant(ctx context.Context, id string) (oauthgrant.Grant, error) {
+	var r oauthGrantRecord
+	if err := s.getOAuth(ctx, "GRANT#"+id, oauthGrantSK, &r); err != nil {
+		return oauthgrant.Grant{}, fmt.Errorf("OAuth grant: %w", err)
+	}
+	return r.grant(), nil
+}
+
+// OwnerOAuthGrants lists an owner's consents, newest first.
+func (s *Store) OwnerOAuthGrants(ctx context.Context, owner string) ([]oauthgrant.Grant, error) {
+	in := &dynamodb.QueryInput{
+		TableName: aws.String(s.tables.OAuth), IndexName: aws.String(byOwnerIndex),
+		KeyConditionExpression:    aws.String("#owner = :owner"),
+		ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":owner": stringValue(owner)},
+		ScanIndexForward:          aws.Bool(false),
+	}
+	grants, err := queryAll(ctx, s.db, in, func(r oauthGrantRecord) oauthgrant.Grant { return r.grant() })
+	if err != nil {
+		return nil, fmt.Errorf("OAuth grants of %s: %w", owner, err)
+	}
+	return grants, nil
+}
+
+// RevokeOAuthGrant marks a consent revoked, then revokes its access tokens in
+// the directory; its codes and refresh tokens are refused from then on.
+func (s *Store) RevokeOAuthGrant(ctx context.Context, id string) error {
+	res, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.tables.OAuth),
+		Key:                       directoryKey("GRANT#"+id, oauthGrantSK),
+		UpdateExpression:          aws.String("SET revoked = :true"),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}},
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if _, missing := failedCondition(err); missing {
+		return fmt.Errorf("revoke OAuth grant: %w", oauthgrant.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("revoke OAuth grant: %w", err)
+	}
+	var r oauthGrantRecord
+	if err := unmarshalItem(res.Attributes, &r); err != nil {
+		return fmt.Errorf("revoke OAuth grant: %w", err)
+	}
+	if _, err := s.RevokeTokenFamily(ctx, r.Agent, id); err != nil && !errors.Is(err, oauthgrant.ErrNotFound) {
+		return fmt.Errorf("revoke OAuth grant: %w", err)
+	}
+	return nil
+}

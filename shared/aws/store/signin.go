@@ -1,0 +1,236 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/useprickle/prickle/shared/auth/session"
+)
+
+// Sign-in markers, in the directory table, make owners' sign-in links single use:
+//
+//	signin  pk SIGNIN#<nonce>  sk USED  used_at, ttl
+//
+// The first use puts the marker with attribute_not_exists(pk); a second use
+// of the same link loses that condition. ttl lets DynamoDB drop the marker a
+// day after the link expired (an expired link is refused by its signature's
+// time anyway). No agent_id, so the by_agent index ignores them.
+const signInSK = "USED"
+
+type signInRecord struct {
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	Type   string `dynamodbav:"type"`
+	UsedAt string `dynamodbav:"used_at"`
+	TTL    int64  `dynamodbav:"ttl"`
+}
+
+// UseSignIn records that the sign-in link with this nonce was used; first is
+// false when it had been used before.
+func (s *Store) UseSignIn(ctx context.Context, nonce string, expires time.Time) (bool, error) {
+	if nonce == "" {
+		return false, fmt.Errorf("use sign-in link: no nonce")
+	}
+	first, err := s.putMarker(ctx, signInRecord{
+		PK: "SIGNIN#" + nonce, SK: signInSK, Type: "signin",
+		UsedAt: sortableTime(time.Now()), TTL: expires.Add(24 * time.Hour).Unix(),
+	})
+	if err != nil {
+		return false, fmt.Errorf("use sign-in link: %w", err)
+	}
+	return first, nil
+}
+
+// AllowSignInRequest counts a request for a sign-in link for owner from
+// client (session.Client) in the current window and says which bound it
+// hit, if any. The client's counters come first and the name's last, so a
+// request refused for its client uses up nothing of the name's allowance.
+// It counts any name the form is given, so the answer tells nothing about
+// who is an owner:
+//
+//	client  pk SIGNINCLIENT#<client>          sk <window start>  requests, ttl
+//	pair    pk SIGNINRATE#<owner>#<client>    sk <window start>  requests, ttl
+//	name    pk SIGNINRATE#<owner>             sk <window start>  requests, ttl
+func (s *Store) AllowSignInRequest(ctx context.Context, owner, client string, now time.Time) (session.SignInLimit, error) {
+	window := now.UTC().Truncate(session.SignInWindow)
+	for _, c := range []struct {
+		pk    string
+		max   int
+		limit session.SignInLimit
+	}{
+		{"SIGNINCLIENT#" + client, session.RequestsPerClient, session.ClientLimit},
+		{signInNamePK(owner) + "#" + client, session.LinksPerNamePerClient, session.NameFromClientLimit},
+		{signInNamePK(owner), session.LinksPerName, session.NameLimit},
+	} {
+		within, err := s.countSignIn(ctx, c.pk, c.max, window)
+		if err != nil {
+			return session.WithinLimits, fmt.Errorf("count sign-in request for %s: %w", owner, err)
+		}
+		if !within {
+			return c.limit, nil
+		}
+	}
+	return session.WithinLimits, nil
+}
+
+func signInNamePK(owner string) string { return "SIGNINRATE#" + owner }
+
+// ReopenSignIn clears the count of sign-in links asked for owner in the
+// current window (the operator's answer when strangers used it up): the
+// owner may ask again at once, while the clients that used it up keep
+// their own counts and stay refused until the window ends. It returns the
+// count it cleared.
+func (s *Store) ReopenSignIn(ctx context.Context, owner string, now time.Time) (int, error) {
+	n, err := s.clearCount(ctx, s.tables.Directory, signInNamePK(owner), now.UTC().Truncate(session.SignInWindow))
+	if err != nil {
+		return 0, fmt.Errorf("reopen sign-in of %s: %w", owner, err)
+	}
+	return n, nil
+}
+
+// clearCount deletes a window's counter and returns the requests it held (0 when there was none).
+func (s *Store) clearCount(ctx context.Context, table, pk string, window time.Time) (int, error) {
+	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(table), Key: directoryKey(pk, sortableTime(window)), ReturnValues: types.ReturnValueAllOld,
+	})
+	if err != nil {
+		return 0, err
+	}
+	n, ok := out.Attributes["requests"].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, nil
+	}
+	count, err := strconv.Atoi(n.Value)
+	if err != nil {
+		return 0, fmt.Errorf("count %q: %w", n.Value, err)
+	}
+	return count, nil
+}
+
+// countSignIn adds one request to a window's counter unless it holds max already.
+func (s *Store) countSignIn(ctx context.Context, pk string, max int, window time.Time) (bool, error) {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.tables.Directory),
+		Key:                       directoryKey(pk, sortableTime(window)),
+		UpdateExpression:          aws.String("ADD requests :one SET #type = :type, #ttl = :ttl"),
+		ConditionExpression:       aws.String("attribute_not_exists(requests) OR requests < :max"),
+		ExpressionAttributeNames:  map[string]string{"#type": "type", "#ttl": "ttl"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": numberValue(1), ":max": numberValue(int64(max)), ":type": stringValue("signin_rate"), ":ttl": numberValue(window.Add(session.SignInWindow + time.Hour).Unix())},
+	})
+	if _, limited := failedCondition(err); limited {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Owners' sessions, in the directory table, make session cookies revocable:
+//
+//	session  pk SESSION#<owner>  sk <session id>  created_at, ttl
+//
+// A cookie opens pages only while its item exists (one strongly consistent
+// GetItem per signed-in request). Signing out deletes the item; signing out
+// everywhere deletes every item of the owner's partition. ttl, the session's
+// expiry, lets DynamoDB drop items of sessions nobody signed out of (an
+// expired cookie is refused by its signature's time anyway). The session id
+// is a bearer secret: it is never logged nor put in an error.
+type sessionRecord struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	Type      string `dynamodbav:"type"`
+	CreatedAt string `dynamodbav:"created_at"`
+	TTL       int64  `dynamodbav:"ttl"`
+}
+
+func sessionPK(owner string) string { return "SESSION#" + owner }
+
+// StartSession records a session of owner until expires.
+func (s *Store) StartSession(ctx context.Context, owner, id string, expires time.Time) error {
+	if owner == "" || id == "" {
+		return fmt.Errorf("start session: no owner or no session id")
+	}
+	item, err := marshalItem(sessionRecord{
+		PK: sessionPK(owner), SK: id, Type: "session",
+		CreatedAt: sortableTime(time.Now()), TTL: expires.Unix(),
+	})
+	if err != nil {
+		return fmt.Errorf("start session of %s: %w", owner, err)
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.tables.Directory), Item: item}); err != nil {
+		return fmt.Errorf("start session of %s: %w", owner, err)
+	}
+	return nil
+}
+
+// SessionActive reports whether the session is recorded, strongly consistent
+// so a sign-out is seen by the very next request.
+func (s *Store) SessionActive(ctx context.Context, owner, id string) (bool, error) {
+	if owner == "" || id == "" {
+		return false, nil
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:            aws.String(s.tables.Directory),
+		Key:                  directoryKey(sessionPK(owner), id),
+		ConsistentRead:       aws.Bool(true),
+		ProjectionExpression: aws.String("pk"),
+	})
+	if err != nil {
+		return false, fmt.Errorf("check session of %s: %w", owner, err)
+	}
+	return out.Item != nil, nil
+}
+
+// EndSession deletes one session of owner; an unknown one is not an error.
+func (s *Store) EndSession(ctx context.Context, owner, id string) error {
+	if owner == "" || id == "" {
+		return nil
+	}
+	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(s.tables.Directory),
+		Key:       directoryKey(sessionPK(owner), id),
+	}); err != nil {
+		return fmt.Errorf("end session of %s: %w", owner, err)
+	}
+	return nil
+}
+
+// EndOwnerSessions deletes every session of owner: a Query of the owner's
+// partition, then one DeleteItem per session (an owner has a handful).
+func (s *Store) EndOwnerSessions(ctx context.Context, owner string) error {
+	if owner == "" {
+		return fmt.Errorf("end sessions: no owner")
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.tables.Directory),
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(sessionPK(owner))},
+		ProjectionExpression:      aws.String("pk, sk"),
+		ConsistentRead:            aws.Bool(true),
+	}
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return fmt.Errorf("list sessions of %s: %w", owner, err)
+		}
+		for _, it := range out.Items {
+			if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+				TableName: aws.String(s.tables.Directory),
+				Key:       map[string]types.AttributeValue{"pk": it["pk"], "sk": it["sk"]},
+			}); err != nil {
+				return fmt.Errorf("end sessions of %s: %w", owner, err)
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}

@@ -1,0 +1,182 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/useprickle/prickle/shared/domain/audit"
+	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+// maxTransactItems is DynamoDB's limit on the writes of one transaction.
+const maxTransactItems = 100
+
+// stepRecord is a step item, keyed (task_id, step_id). input is the
+// canonical JSON as a string, so it comes back byte for byte; ttl is
+// expires_at in epoch seconds while the step is pending or approved, so
+// DynamoDB's TTL deletion (and its stream) reports the expiry, and a
+// retention period later once the step is settled, so its record stays readable.
+type stepRecord struct {
+	TaskID      string       `dynamodbav:"task_id"`
+	StepID      string       `dynamodbav:"step_id"`
+	Project     string       `dynamodbav:"project"`
+	Agent       string       `dynamodbav:"agent"`
+	RunID       string       `dynamodbav:"run_id"`
+	ToolName    string       `dynamodbav:"tool_name"`
+	Input       string       `dynamodbav:"input"`
+	Fingerprint string       `dynamodbav:"fingerprint"`
+	Kind        string       `dynamodbav:"kind,omitempty"`
+	Target      string       `dynamodbav:"target,omitempty"`
+	Amount      *step.Amount `dynamodbav:"amount,omitempty"`
+	Reason      string       `dynamodbav:"reason,omitempty"`
+	Status      step.Status  `dynamodbav:"status"`
+	Message     string       `dynamodbav:"message,omitempty"`
+	DecidedBy   string       `dynamodbav:"decided_by,omitempty"`
+	DecidedAt   *time.Time   `dynamodbav:"decided_at,omitempty"`
+	DecidedVia  string       `dynamodbav:"decided_via,omitempty"`
+	AllowedBy   string       `dynamodbav:"allowed_by,omitempty"`
+	BudgetNote  string       `dynamodbav:"budget_note,omitempty"`
+	CreatedAt   time.Time    `dynamodbav:"created_at"`
+	ExpiresAt   time.Time    `dynamodbav:"expires_at"`
+	TTL         int64        `dynamodbav:"ttl"`
+}
+
+func newStepRecord(s step.Step) stepRecord {
+	return stepRecord{
+		TaskID: s.TaskID, StepID: s.ID, Project: s.Project, Agent: s.Agent, RunID: s.RunID,
+		ToolName: s.ToolName, Input: string(s.Input), Fingerprint: s.Fingerprint,
+		Kind: s.Kind, Target: s.Target, Amount: s.Amount, Reason: s.Reason,
+		Status: s.Status, Message: s.Message, DecidedBy: s.DecidedBy, DecidedAt: utcPtr(s.DecidedAt),
+		DecidedVia: s.DecidedVia, AllowedBy: s.AllowedBy, BudgetNote: s.BudgetNote,
+		CreatedAt: s.CreatedAt.UTC(), ExpiresAt: s.ExpiresAt.UTC(), TTL: ttlOf(s),
+	}
+}
+
+func (r stepRecord) step() step.Step {
+	return step.Step{
+		ID: r.StepID, TaskID: r.TaskID, Project: r.Project, Agent: r.Agent, RunID: r.RunID,
+		ToolName: r.ToolName, Input: json.RawMessage(r.Input), Fingerprint: r.Fingerprint,
+		Kind: r.Kind, Target: r.Target, Amount: r.Amount, Reason: r.Reason,
+		Status: r.Status, Message: r.Message, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt,
+		DecidedVia: r.DecidedVia, AllowedBy: r.AllowedBy, BudgetNote: r.BudgetNote,
+		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
+	}
+}
+
+// Step reads one step, strongly consistent. It is returned as stored:
+// callers apply step.Effective, since TTL deletion lags expiry.
+func (s *Store) Step(ctx context.Context, taskID, stepID string) (step.Step, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.tables.Steps),
+		Key:            map[string]types.AttributeValue{"task_id": stringValue(taskID), "step_id": stringValue(stepID)},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return step.Step{}, fmt.Errorf("get step %s of task %s: %w", stepID, taskID, err)
+	}
+	if out.Item == nil {
+		return step.Step{}, fmt.Errorf("step %s of task %s: %w", stepID, taskID, team.ErrNotFound)
+	}
+	var r stepRecord
+	if err := unmarshalItem(out.Item, &r); err != nil {
+		return step.Step{}, fmt.Errorf("step %s of task %s: %w", stepID, taskID, err)
+	}
+	return r.step(), nil
+}
+
+// StepsForTask reads every stored step of a task, strongly consistent, in step id order.
+func (s *Store) StepsForTask(ctx context.Context, taskID string) ([]step.Step, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.tables.Steps),
+		KeyConditionExpression:    aws.String("task_id = :t"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": stringValue(taskID)},
+		ConsistentRead:            aws.Bool(true),
+	}
+	steps, err := queryAll(ctx, s.db, in, stepRecord.step)
+	if err != nil {
+		return nil, fmt.Errorf("steps of task %s: %w", taskID, err)
+	}
+	return steps, nil
+}
+
+// SaveSteps writes the steps, each only if its stored status is still its
+// Prev (or, Prev empty, only if it is new), the audit entry of each, and the
+// task move and the spend added if any, as one transaction: a single failed
+// condition is ErrConflict and nothing is written, so no step changes
+// without its entry.
+func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
+	var items []types.TransactWriteItem
+	for i, w := range c.Steps {
+		item, err := marshalItem(newStepRecord(w.Step))
+		if err != nil {
+			return fmt.Errorf("save step %s: %w", w.Step.ID, err)
+		}
+		put := &types.Put{TableName: aws.String(s.tables.Steps), Item: item}
+		if w.Prev == "" {
+			put.ConditionExpression = aws.String("attribute_not_exists(step_id)")
+		} else {
+			put.ConditionExpression = aws.String("#status = :prev")
+			put.ExpressionAttributeNames = map[string]string{"#status": "status"}
+			put.ExpressionAttributeValues = map[string]types.AttributeValue{":prev": stringValue(string(w.Prev))}
+		}
+		items = append(items, types.TransactWriteItem{Put: put})
+		at := c.At
+		if at.IsZero() {
+			at = time.Now().UTC()
+		}
+		// The write's place in the change orders entries of the same moment
+		// (a withdrawn step before the step that withdrew it).
+		e := audit.ForStep(w.Step, w.Prev, at)
+		e.Key = fmt.Sprintf("%02d.%s", i, e.Key)
+		entry, err := s.auditPut(e)
+		if err != nil {
+			return fmt.Errorf("save step %s: audit: %w", w.Step.ID, err)
+		}
+		items = append(items, types.TransactWriteItem{Put: entry})
+	}
+	if c.Move != nil {
+		if c.PrevVersion < 1 {
+			return fmt.Errorf("save steps: previous version %d of task %s is not a stored version", c.PrevVersion, c.Move.Task.ID)
+		}
+		plan, err := s.planMove(ctx, c.Move.Task, c.Move.Event, c.PrevVersion)
+		if err != nil {
+			return fmt.Errorf("save steps: move task %s: %w", c.Move.Task.ID, err)
+		}
+		items = append(append(items, plan.files...), types.TransactWriteItem{Put: plan.put})
+	}
+	if c.Spend != nil {
+		u, err := s.spendUpdate(*c.Spend, c.Spend.Spent)
+		if err != nil {
+			return fmt.Errorf("save steps: %w", err)
+		}
+		items = append(items, types.TransactWriteItem{Update: u})
+	}
+	switch {
+	case len(items) == 0:
+		return nil
+	case len(items) > maxTransactItems:
+		return fmt.Errorf("save steps: %d writes exceed DynamoDB's %d per transaction", len(items), maxTransactItems)
+	}
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if err != nil {
+		return writeError(fmt.Sprintf("save %d steps", len(c.Steps)), err)
+	}
+	return nil
+}
+
+// SettledRetention is how long a decided, used, withdrawn or expired step is kept.
+const SettledRetention = 30 * 24 * time.Hour
+
+func ttlOf(s step.Step) int64 {
+	if s.Status == step.Pending || s.Status == step.Approved {
+		return s.ExpiresAt.Unix()
+	}
+	return s.ExpiresAt.Add(SettledRetention).Unix()
+}

@@ -1,0 +1,225 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/useprickle/prickle/shared/domain/wakeup"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+// Pull-mode wake-ups, in the wakeups table:
+//
+//	pk agent_id  sk wakeup_id (wakeup.PendingID: oldest first)
+//	task_id, reason, resumes_run, event_id, created_at; visible_at (unix
+//	millis: claimable when not after now); claim_hash (SHA-256 of the latest
+//	claim receipt), claims (how many), run_id and run_hash (the run the latest
+//	claim started and the SHA-256 of its token, ended when the wake-up is
+//	claimed again), done_at
+//	once acknowledged; ttl.
+//
+// No token is stored: a claim mints the run token.
+type wakeupRecord struct {
+	Agent      string `dynamodbav:"agent_id"`
+	ID         string `dynamodbav:"wakeup_id"`
+	TaskID     string `dynamodbav:"task_id"`
+	Reason     string `dynamodbav:"reason"`
+	ResumesRun string `dynamodbav:"resumes_run"`
+	EventID    string `dynamodbav:"event_id"`
+	CreatedAt  string `dynamodbav:"created_at"`
+	VisibleAt  int64  `dynamodbav:"visible_at"`
+	ClaimHash  string `dynamodbav:"claim_hash,omitempty"`
+	Claims     int    `dynamodbav:"claims"`
+	RunID      string `dynamodbav:"run_id,omitempty"`
+	RunHash    string `dynamodbav:"run_hash,omitempty"`
+	DoneAt     string `dynamodbav:"done_at,omitempty"`
+	TTL        int64  `dynamodbav:"ttl"`
+}
+
+func (r wakeupRecord) pending() wakeup.Pending {
+	at, _ := time.Parse(sortableLayout, r.CreatedAt)
+	return wakeup.Pending{ID: r.ID, Agent: r.Agent, TaskID: r.TaskID, Reason: r.Reason, ResumesRun: r.ResumesRun, EventID: r.EventID, CreatedAt: at}
+}
+
+func (s *Store) wakeupKey(agent, id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"agent_id": stringValue(agent), "wakeup_id": stringValue(id)}
+}
+
+// PutPendingWakeup stores a wake-up for pull, claimable at once; the same
+// wake-up stored again (a redelivered event) is left as it is.
+func (s *Store) PutPendingWakeup(ctx context.Context, p wakeup.Pending) error {
+	at := p.CreatedAt.UTC()
+	item, err := marshalItem(wakeupRecord{
+		Agent: p.Agent, ID: p.ID, TaskID: p.TaskID, Reason: p.Reason, ResumesRun: p.ResumesRun, EventID: p.EventID,
+		CreatedAt: sortableTime(at), VisibleAt: at.UnixMilli(), TTL: at.Add(wakeup.PendingRetention).Unix(),
+	})
+	if err != nil {
+		return fmt.Errorf("store wake-up %s of %s: %w", p.ID, p.Agent, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.tables.Wakeups), Item: item,
+		ConditionExpression: aws.String("attribute_not_exists(wakeup_id)"),
+	})
+	if _, exists := failedCondition(err); exists {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store wake-up %s of %s: %w", p.ID, p.Agent, err)
+	}
+	return nil
+}
+
+// ClaimableWakeups lists up to limit of an agent's wake-ups that a claim may
+// take at now (not acknowledged, not claimed or past their visibility, not
+// expired), oldest first, strongly consistent.
+func (s *Store) ClaimableWakeups(ctx context.Context, agent string, now time.Time, limit int) ([]wakeup.Pending, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                aws.String(s.tables.Wakeups),
+		KeyConditionExpression:   aws.String("agent_id = :a"),
+		FilterExpression:         aws.String("visible_at <= :now AND attribute_not_exists(done_at) AND #ttl > :secs"),
+		ExpressionAttributeNames: map[string]string{"#ttl": "ttl"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":a": stringValue(agent), ":now": numberValue(now.UnixMilli()), ":secs": numberValue(now.Unix()),
+		},
+		ConsistentRead: aws.Bool(true),
+	}
+	out := []wakeup.Pending{}
+	p := dynamodb.NewQueryPaginator(s.db.Query, in)
+	for p.HasMorePages() && len(out) < limit {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("claimable wake-ups of %s: %w", agent, err)
+		}
+		for _, item := range page.Items {
+			var r wakeupRecord
+			if err := unmarshalItem(item, &r); err != nil {
+				return nil, fmt.Errorf("claimable wake-ups of %s: %w", agent, err)
+			}
+			if len(out) < limit {
+				out = append(out, r.pending())
+			}
+		}
+	}
+	return out, nil
+}
+
+// ClaimWakeup takes one wake-up for the claim whose hash is given, in one
+// conditional write: it must still be claimable at now, and becomes
+// invisible until until. False means another claim got it first (or it was
+// acknowledged meanwhile). prev is the run an earlier claim of it started
+// (zero for a first claim): that run is over.
+func (s *Store) ClaimWakeup(ctx context.Context, agent, id, claimHash string, now, until time.Time) (won bool, prev wakeup.RunRef, err error) {
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.tables.Wakeups),
+		Key:                 s.wakeupKey(agent, id),
+		UpdateExpression:    aws.String("SET claim_hash = :h, visible_at = :until ADD claims :one REMOVE run_id, run_hash"),
+		ConditionExpression: aws.String("attribute_exists(wakeup_id) AND visible_at <= :now AND attribute_not_exists(done_at)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":h": stringValue(claimHash), ":until": numberValue(until.UnixMilli()), ":now": numberValue(now.UnixMilli()), ":one": numberValue(1),
+		},
+		ReturnValues: types.ReturnValueUpdatedOld,
+	})
+	if _, lost := failedCondition(err); lost {
+		return false, wakeup.RunRef{}, nil
+	}
+	if err != nil {
+		return false, wakeup.RunRef{}, fmt.Errorf("claim wake-up %s of %s: %w", id, agent, err)
+	}
+	if v, ok := out.Attributes["run_id"].(*types.AttributeValueMemberS); ok {
+		prev.ID = v.Value
+	}
+	if v, ok := out.Attributes["run_hash"].(*types.AttributeValueMemberS); ok {
+		prev.TokenHash = v.Value
+	}
+	return true, prev, nil
+}
+
+// SetWakeupRun records the run a claim started, if that claim is still the latest.
+func (s *Store) SetWakeupRun(ctx context.Context, agent, id, claimHash string, run wakeup.RunRef) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.tables.Wakeups),
+		Key:                 s.wakeupKey(agent, id),
+		UpdateExpression:    aws.String("SET run_id = :id, run_hash = :r"),
+		ConditionExpression: aws.String("attribute_exists(wakeup_id) AND claim_hash = :h"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":h": stringValue(claimHash), ":id": stringValue(run.ID), ":r": stringValue(run.TokenHash),
+		},
+	})
+	if _, lost := failedCondition(err); lost {
+		return fmt.Errorf("wake-up %s of %s: %w", id, agent, wakeup.ErrStaleClaim)
+	}
+	if err != nil {
+		return fmt.Errorf("record run of wake-up %s of %s: %w", id, agent, err)
+	}
+	return nil
+}
+
+// ExtendWakeup keeps a claimed wake-up from other claims until until, if
+// claimHash is still its latest claim's and it is not done. Unknown is
+// team.ErrNotFound; another receipt, or done, is wakeup.ErrStaleClaim.
+func (s *Store) ExtendWakeup(ctx context.Context, agent, id, claimHash string, until time.Time) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.tables.Wakeups),
+		Key:                 s.wakeupKey(agent, id),
+		UpdateExpression:    aws.String("SET visible_at = :until"),
+		ConditionExpression: aws.String("attribute_exists(wakeup_id) AND claim_hash = :h AND attribute_not_exists(done_at)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":h": stringValue(claimHash), ":until": numberValue(until.UnixMilli()),
+		},
+	})
+	if _, lost := failedCondition(err); lost {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.tables.Wakeups), Key: s.wakeupKey(agent, id), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return fmt.Errorf("extend wake-up %s of %s: %w", id, agent, err)
+		}
+		if out.Item == nil {
+			return fmt.Errorf("wake-up %s of %s: %w", id, agent, team.ErrNotFound)
+		}
+		return fmt.Errorf("extend wake-up %s of %s: %w", id, agent, wakeup.ErrStaleClaim)
+	}
+	if err != nil {
+		return fmt.Errorf("extend wake-up %s of %s: %w", id, agent, err)
+	}
+	return nil
+}
+
+// AckWakeup marks a claimed wake-up done for good, if claimHash is its
+// latest claim's. Unknown (or another agent's) is team.ErrNotFound; another
+// receipt is wakeup.ErrStaleClaim; acknowledging it again with the same receipt is nil.
+func (s *Store) AckWakeup(ctx context.Context, agent, id, claimHash string, now time.Time) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.tables.Wakeups),
+		Key:                 s.wakeupKey(agent, id),
+		UpdateExpression:    aws.String("SET done_at = :now"),
+		ConditionExpression: aws.String("attribute_exists(wakeup_id) AND claim_hash = :h AND attribute_not_exists(done_at)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":h": stringValue(claimHash), ":now": stringValue(sortableTime(now)),
+		},
+	})
+	if _, lost := failedCondition(err); !lost {
+		if err != nil {
+			return fmt.Errorf("ack wake-up %s of %s: %w", id, agent, err)
+		}
+		return nil
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.tables.Wakeups), Key: s.wakeupKey(agent, id), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return fmt.Errorf("ack wake-up %s of %s: %w", id, agent, err)
+	}
+	if out.Item == nil {
+		return fmt.Errorf("wake-up %s of %s: %w", id, agent, team.ErrNotFound)
+	}
+	var r wakeupRecord
+	if err := unmarshalItem(out.Item, &r); err != nil {
+		return fmt.Errorf("ack wake-up %s of %s: %w", id, agent, err)
+	}
+	if r.ClaimHash == claimHash && r.DoneAt != "" {
+		return nil
+	}
+	return fmt.Errorf("ack wake-up %s of %s: %w", id, agent, wakeup.ErrStaleClaim)
+}

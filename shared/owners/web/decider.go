@@ -1,0 +1,108 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+
+	"github.com/useprickle/prickle/shared/auth/link"
+	"github.com/useprickle/prickle/shared/auth/session"
+	"github.com/useprickle/prickle/shared/domain/audit"
+)
+
+// Who may decide with an approval link (issue #9, item 5). A link names,
+// signed, where it was delivered: an email reaches the owner alone, so the
+// link decides by itself; a Slack channel is read by others, so its link
+// decides only with its owner signed in (the page offers the sign-in and
+// comes back). Whoever is signed in as another owner is refused, on any
+// link. Slack's own buttons are checked by Slack member id (shared/owners/slack).
+type gate int
+
+const (
+	gateOpen   gate = iota // the link may decide for this request
+	gateSignIn             // a shared link, nobody signed in: sign in as its owner first
+	gateOther              // signed in as another owner: refused
+)
+
+// linkGate applies the rule to a request; me is the signed-in owner's
+// session, if any (its Owner is empty when nobody is signed in).
+func (h *Handler) linkGate(r *http.Request, c link.Claims) (g gate, me session.Session) {
+	s, ok := h.session(r)
+	switch {
+	case ok && s.Owner != c.Owner:
+		return gateOther, s
+	case ok:
+		return gateOpen, s
+	case c.Shared():
+		return gateSignIn, session.Session{}
+	}
+	return gateOpen, session.Session{}
+}
+
+// decidedVia is how the audit trail records a decision made from where
+// (audit.ViaLink, ViaPage, ViaOwners): with a session, also how that session
+// was signed in, so a decision made by whoever held a session says so.
+func decidedVia(where string, me session.Session) string {
+	if me.Owner == "" {
+		return where
+	}
+	return audit.SignedIn(where, me.SignedInBy())
+}
+
+// whoDecides is the rule as the approval page states it for this link.
+func whoDecides(c link.Claims) string {
+	switch c.Via {
+	case link.ViaEmail:
+		return fmt.Sprintf("Who may decide: this link was sent to %s's email, so it decides by itself; do not forward it. Anyone signed in to Prickle as another owner is refused.", c.Owner)
+	case link.ViaSlack:
+		return fmt.Sprintf("Who may decide: this link was posted to %[1]s's Slack channel, which others can read, so it decides only with %[1]s signed in to Prickle. Anyone signed in as another owner is refused; in Slack, only %[1]s's own clicks on the buttons decide.", c.Owner)
+	}
+	return fmt.Sprintf("Who may decide: this link does not say where it was sent (it is older than that rule), so it counts as shared and decides only with %s signed in to Prickle. Anyone signed in as another owner is refused.", c.Owner)
+}
+
+// otherOwner is the 403 page of a link opened by another signed-in owner:
+// it shows nothing of what the link decides.
+func (h *Handler) otherOwner(w http.ResponseWriter, r *http.Request, c link.Claims, me string) {
+	infoOf(r).outcome, infoOf(r).owner = "other_owner", me
+	h.message(w, r, http.StatusForbidden, messageView{
+		chrome: chrome{Title: "Not yours to decide"}, Heading: fmt.Sprintf("This link is %s's to decide", c.Owner),
+		Notice: fmt.Sprintf("You are signed in as %s. Only %s decides for %s's agents, so this page shows nothing and decides nothing. If you are %s, sign out and sign in as %s.",
+			me, c.Owner, c.Owner, c.Owner, c.Owner),
+		NoticeClass: "error",
+	})
+}
+
+// nextCookie remembers, for the sign-in a shared approval link asked for,
+// the page to come back to.
+const nextCookie = "prickle_next"
+
+// returnPath is what a return path may be, relative to the site root: an
+// approval link's page (a token is base64url "." base64url), or an OAuth
+// consent page (issue #11: the flow resumes after the sign-in link).
+var returnPath = regexp.MustCompile(`^(?:a/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+|oauth/consent/[A-Za-z0-9_-]{1,64})$`)
+
+// maxReturnPath bounds a remembered return path, as every stored input is bounded.
+const maxReturnPath = 3000
+
+func validReturn(next string) bool { return len(next) <= maxReturnPath && returnPath.MatchString(next) }
+
+// rememberNext sets the return path of a sign-in, when it is one.
+func rememberNext(w http.ResponseWriter, r *http.Request, next string) {
+	if validReturn(next) {
+		http.SetCookie(w, &http.Cookie{Name: nextCookie, Value: next, Path: "/", MaxAge: int(session.LinkLifetime.Seconds()),
+			HttpOnly: true, Secure: !session.Loopback(r), SameSite: http.SameSiteLaxMode})
+	}
+}
+
+// takeNext returns the remembered return path (empty when none) and forgets it.
+func takeNext(w http.ResponseWriter, r *http.Request) string {
+	ck, err := r.Cookie(nextCookie)
+	if err != nil {
+		return ""
+	}
+	http.SetCookie(w, &http.Cookie{Name: nextCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: !session.Loopback(r), SameSite: http.SameSiteLaxMode})
+	if !validReturn(ck.Value) {
+		return ""
+	}
+	return ck.Value
+}

@@ -1,0 +1,288 @@
+package web
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/useprickle/prickle/shared/auth/session"
+	"github.com/useprickle/prickle/shared/domain/audit"
+	"github.com/useprickle/prickle/shared/domain/grant"
+	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/domain/task"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+type taskView struct {
+	chrome
+	Task      task.Task
+	Project   team.Project
+	WaitingOn string
+	Created   string
+	Updated   string
+	Result    *resultView
+	// ClickImages: some screenshot is on a host not allowed, so the page
+	// says why it shows a link instead.
+	ClickImages bool
+	Steps       []pendingStep
+	CanDecideR  bool   // the signed-in owner decides this result
+	Round       string // the result shown (task.ResultRound), so a decision never lands on a newer one
+	Timeline    []timelineEntry
+	// Grants are the standing grants that can allow this task's calls: its
+	// exact-call grants and the pattern grants of its assignee.
+	Grants      []grantView
+	Notice      string
+	NoticeClass string
+}
+
+// GrantList feeds the grant-list template.
+func (v *taskView) GrantList() grantList {
+	return grantList{Root: v.Root, CSRF: v.CSRF, Project: v.Project.Slug, Task: v.Task.ID, Grants: v.Grants}
+}
+
+type pendingStep struct {
+	*stepView
+	ID        string
+	CanDecide bool
+	Owner     string
+	Grant     grantChoice
+}
+
+type timelineEntry struct {
+	At, Ago, By, Action, From, To, Note string
+}
+
+// taskOf loads a task the owner may see, with its project; ErrNotFound otherwise.
+func (h *Handler) taskOf(r *http.Request, me session.Session, id string) (task.Task, team.Project, error) {
+	if !validTaskID(id) {
+		return task.Task{}, team.Project{}, team.ErrNotFound
+	}
+	t, err := h.cfg.Store.Task(r.Context(), id)
+	if err != nil {
+		return task.Task{}, team.Project{}, err
+	}
+	p, _, err := h.projectOf(r.Context(), me.Owner, t.Project)
+	return t, p, err
+}
+
+// imageOf says how a screenshot at u is shown: inline when it is https on
+// an allowed image host's default port, else as a link naming its host.
+func (h *Handler) imageOf(u string) (inline bool, host string) {
+	p, err := url.Parse(u)
+	if err != nil {
+		return false, ""
+	}
+	if p.Scheme == "https" && p.Port() == "" && slices.Contains(h.cfg.ImageHosts, strings.ToLower(p.Hostname())) {
+		return true, ""
+	}
+	return false, p.Host
+}
+
+func webURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}
+
+// taskPage is GET /t/{task}.
+func (h *Handler) taskPage(w http.ResponseWriter, r *http.Request) {
+	me, ok := h.signedIn(w, r, false)
+	if !ok {
+		return
+	}
+	v, status, err := h.taskViewOf(r, me)
+	if errors.Is(err, team.ErrNotFound) {
+		h.notFound(w, r, me)
+		return
+	}
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	switch r.URL.Query().Get("decided") {
+	case "approved":
+		v.Notice, v.NoticeClass = "Approved: your decision is recorded and the agent is told.", "ok"
+	case "granted":
+		v.Notice, v.NoticeClass = "Approved, and your standing grant is saved: calls it covers are allowed without asking until it expires or you revoke it.", "ok"
+	case "revoked":
+		v.Notice, v.NoticeClass = "Revoked: the next call it would have allowed asks you again.", "ok"
+	case "refused":
+		v.Notice, v.NoticeClass = "Refused: your decision is recorded and the agent is told.", "ok"
+	}
+	h.renderTask(w, r, status, v)
+}
+
+// renderTask lets screenshots load inline from the allowed image hosts
+// only; any other image waits for the owner's click on its link.
+func (h *Handler) renderTask(w http.ResponseWriter, r *http.Request, status int, v *taskView) {
+	img := "img-src 'self'"
+	for _, host := range h.cfg.ImageHosts {
+		img += " https://" + host
+	}
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; "+img+"; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
+	infoOf(r).task = v.Task.ID
+	h.render(w, r, status, "task.html", v)
+}
+
+func (h *Handler) taskViewOf(r *http.Request, me session.Session) (*taskView, int, error) {
+	t, p, err := h.taskOf(r, me, r.PathValue("task"))
+	if err != nil {
+		return nil, 0, err
+	}
+	hist, err := h.cfg.Store.History(r.Context(), t.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	steps, err := h.cfg.Store.StepsForTask(r.Context(), t.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	now := h.now()
+	v := &taskView{chrome: chrome{Title: t.ID + " · " + p.Name, Me: me.Owner, CSRF: h.keys.FormToken(me)}, Task: t, Project: p,
+		Created: t.CreatedAt.UTC().Format(time.RFC3339), Updated: ago(now, t.UpdatedAt)}
+	if t.WaitingOn != nil {
+		v.WaitingOn = *t.WaitingOn
+	}
+	if t.Result != nil {
+		v.Result = viewResult(t)
+		// The task page links only URLs with a host; any other URL is shown as text.
+		for i := range v.Result.Evidence {
+			it := &v.Result.Evidence[i]
+			if webURL(it.URL) {
+				if it.Kind == "screenshot" {
+					it.Image, it.ImageHost = h.imageOf(it.URL)
+					v.ClickImages = v.ClickImages || it.ImageHost != ""
+				}
+			} else if it.URL != "" {
+				it.Content = strings.TrimSpace(it.URL + "\n" + it.Content)
+				it.URL = ""
+			}
+			it.Collapsible = it.Kind == "test_output" && it.Content != ""
+		}
+		v.CanDecideR = t.State == task.Approval && ownerOf(t.Assignee) == me.Owner
+		v.Round = task.ResultRound(t)
+	}
+	slices.SortFunc(steps, func(a, b step.Step) int { return cmp.Compare(a.CreatedAt.UnixNano(), b.CreatedAt.UnixNano()) })
+	for _, st := range steps {
+		eff := st.Effective(now)
+		if eff.Status != step.Pending {
+			continue
+		}
+		v.Steps = append(v.Steps, pendingStep{stepView: viewStep(eff), ID: eff.ID, Owner: ownerOf(eff.Agent),
+			CanDecide: ownerOf(eff.Agent) == me.Owner && t.State.Open(), Grant: grantChoiceOf(eff)})
+	}
+	grants, err := h.cfg.Store.ProjectGrants(r.Context(), t.Project)
+	if err != nil {
+		return nil, 0, err
+	}
+	v.Grants = viewGrants(grants, me.Owner, now, func(g grant.Grant) bool {
+		return g.TaskID == t.ID || (g.Scope == grant.ScopePattern && g.Agent == t.Assignee)
+	})
+	for i := len(hist) - 1; i >= 0; i-- {
+		e := hist[i]
+		te := timelineEntry{At: e.At.UTC().Format(time.RFC3339), Ago: ago(now, e.At), By: e.By, Action: strings.ReplaceAll(e.Action, "_", " "), To: string(e.To)}
+		if e.From != nil {
+			te.From = string(*e.From)
+		}
+		if e.Note != nil {
+			te.Note = *e.Note
+		}
+		v.Timeline = append(v.Timeline, te)
+	}
+	return v, http.StatusOK, nil
+}
+
+// decideOnTask is POST /t/{task}: the signed-in owner approves or refuses a
+// pending step (form field step) or the result waiting for approval, through
+// the team service as an approval link would.
+func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
+	me, ok := h.signedIn(w, r, false)
+	if !ok {
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil || !h.sameOrigin(r) || !h.keys.CheckFormToken(me, r.PostForm.Get("csrf")) {
+		infoOf(r).outcome = "bad_csrf"
+		h.render(w, r, http.StatusForbidden, "room-message.html", &messageView{chrome: chrome{Title: "Refused", Me: me.Owner, CSRF: h.keys.FormToken(me)},
+			Heading: "Nothing was decided", Notice: "This form did not come from the task page. Open the task and use its buttons.", NoticeClass: "error"})
+		return
+	}
+	t, _, err := h.taskOf(r, me, r.PathValue("task"))
+	if errors.Is(err, team.ErrNotFound) {
+		h.notFound(w, r, me)
+		return
+	}
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	infoOf(r).task = t.ID
+	var approve bool
+	switch r.PostForm.Get("decision") {
+	case "approve":
+		approve = true
+	case "refuse":
+	default:
+		h.taskRefused(w, r, me, http.StatusBadRequest, "Choose Approve or Refuse.")
+		return
+	}
+	msg := strings.TrimSpace(r.PostForm.Get("message"))
+	if utf8.RuneCountInString(msg) > MaxMessage {
+		h.taskRefused(w, r, me, http.StatusBadRequest, fmt.Sprintf("The message is longer than %d characters.", MaxMessage))
+		return
+	}
+	if h.cfg.Service == nil {
+		h.failed(w, r, errNoService)
+		return
+	}
+	verdict := map[bool]string{true: "approved", false: "refused"}[approve]
+	if stepID := r.PostForm.Get("step"); stepID != "" {
+		infoOf(r).kind, infoOf(r).step = "step", stepID
+		var gr *team.GrantRequest
+		if gr, err = grantRequestOf(r.PostForm, decidedVia(audit.ViaPage, me)); err != nil {
+			h.taskRefused(w, r, me, http.StatusBadRequest, err.Error())
+			return
+		}
+		_, err = h.cfg.Service.DecideStep(r.Context(), me.Owner, t.ID, stepID, approve, msg, decidedVia(audit.ViaPage, me))
+		if err == nil && gr != nil {
+			_, err = h.cfg.Service.GrantFromStep(r.Context(), me.Owner, t.ID, stepID, *gr)
+			verdict = "granted"
+		}
+	} else {
+		infoOf(r).kind = "result"
+		if ownerOf(t.Assignee) != me.Owner {
+			err = task.Refusef("the result of task %s waits for %s's approval, not yours", t.ID, ownerOf(t.Assignee))
+		} else {
+			_, err = h.cfg.Service.DecideResult(r.Context(), me.Owner, t.ID, r.PostForm.Get("round"), approve, msg, decidedVia(audit.ViaPage, me))
+		}
+	}
+	var refusal *task.Refusal
+	if errors.As(err, &refusal) {
+		infoOf(r).outcome = "refused_by_rules"
+		h.taskRefused(w, r, me, http.StatusConflict, refusal.Msg)
+		return
+	}
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	infoOf(r).outcome = verdict
+	w.Header().Set("Location", url.PathEscape(t.ID)+"?decided="+verdict)
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// taskRefused shows the task page again with why nothing was decided.
+func (h *Handler) taskRefused(w http.ResponseWriter, r *http.Request, me session.Session, status int, why string) {
+	v, _, err := h.taskViewOf(r, me)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	v.Notice, v.NoticeClass = "Nothing was decided: "+why, "warn"
+	h.renderTask(w, r, status, v)
+}
