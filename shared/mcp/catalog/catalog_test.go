@@ -212,7 +212,7 @@ func TestValidateOutput(t *testing.T) {
 	w := newWorld()
 	ctx := context.Background()
 	handed, err := w.svc.HandOffTask(ctx, alice, team.HandOffInput{Project: "website-v2", Assignee: bob.Agent,
-		Packet: team.PacketInput{Task: "t", DeliverableType: "code", AcceptanceCriteria: []string{"c"}}})
+		Packet: task.Packet{Task: "t", DeliverableType: "code", AcceptanceCriteria: []string{"c"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
