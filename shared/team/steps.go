@@ -15,6 +15,10 @@ import (
 	"github.com/useprickle/prickle/shared/domain/task"
 )
 
+// MaxStepMessage is the longest message request_step answers (its output
+// schema's message maxLength; a catalog test ties the two).
+const MaxStepMessage = 500
+
 // The answers request_step gives, word for word as the tool reference promises.
 const (
 	msgPending  = "still waiting for your owner: checkpoint, then end your turn; you'll be resumed when your owner decides"
@@ -221,7 +225,7 @@ func (s *Service) askOnce(ctx context.Context, a *asking, t task.Task) (RequestS
 	s.publish(ctx, append(expiredEvents(change, now), event.ForStep(event.StepRequested, ns, c.Agent, now))...)
 	msg := msgPending
 	if ns.BudgetNote != "" {
-		msg = truncate(msgPending+" ("+ns.BudgetNote+")", 500)
+		msg = truncate(msgPending+" ("+ns.BudgetNote+")", MaxStepMessage)
 	}
 	return RequestStepOutput{StepID: ns.ID, Status: step.Pending, Behavior: "deny", Message: msg}, nil
 }
@@ -242,7 +246,7 @@ func (s *Service) joinWaiting(ctx context.Context, ns step.Step, waiting step.St
 	if ns.BudgetNote != "" {
 		msg += "; " + ns.BudgetNote
 	}
-	return RequestStepOutput{StepID: ns.ID, Status: step.Withdrawn, Behavior: "deny", Message: truncate(msg+")", 500)}, nil
+	return RequestStepOutput{StepID: ns.ID, Status: step.Withdrawn, Behavior: "deny", Message: truncate(msg+")", MaxStepMessage)}, nil
 }
 
 // expiredEvents announces the steps a write found expired on read.
@@ -265,7 +269,7 @@ func (s *Service) answer(ctx context.Context, c identity.Caller, st step.Step, t
 	case step.Refused:
 		out.Message = msgRefused
 		if st.Message != "" {
-			out.Message = truncate(fmt.Sprintf("refused by your owner: %q; don't try it again: finish without it, or return what you have and say why", st.Message), 500)
+			out.Message = truncate(fmt.Sprintf("refused by your owner: %q; don't try it again: finish without it, or return what you have and say why", st.Message), MaxStepMessage)
 		}
 	case step.Approved:
 		if toolUseID == "" {

@@ -159,10 +159,14 @@ func (m *MCPTasks) Task(ctx context.Context, token, taskID string) (TaskView, er
 	return v, nil
 }
 
+// MaxProgress is the longest progress save_checkpoint takes (its input
+// schema's maxLength; a test ties the two).
+const MaxProgress = 2000
+
 // Checkpoint saves a checkpoint with save_checkpoint.
 func (m *MCPTasks) Checkpoint(ctx context.Context, token, taskID, progress string, nextSteps []string) error {
 	_, err := m.call(ctx, token, "save_checkpoint", map[string]any{
-		"task_id": taskID, "progress": clip(progress, 2000), "decisions": []string{},
+		"task_id": taskID, "progress": clip(progress, MaxProgress), "decisions": []string{},
 		"files_touched": []string{}, "next_steps": nextSteps, "open_questions": []string{},
 	})
 	return err

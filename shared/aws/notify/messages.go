@@ -133,7 +133,7 @@ func stepAbout(s step.Step) string {
 func stepOutcome(s step.Step) string {
 	switch s.Status {
 	case step.Approved, step.Consumed:
-		return fmt.Sprintf("Approved by %s at %s: the run may make exactly this call, once, within 15 minutes.", s.DecidedBy, decidedAt(s))
+		return fmt.Sprintf("Approved by %s at %s: the run may make exactly this call, once, within %d minutes.", s.DecidedBy, decidedAt(s), int(step.UseWindow/time.Minute))
 	case step.Refused:
 		out := fmt.Sprintf("Refused by %s at %s.", s.DecidedBy, decidedAt(s))
 		if s.Message != "" {
