@@ -373,6 +373,22 @@ func TestZeroAmountWithinABudget(t *testing.T) {
 	if steps, _ := f.store.StepsForTask(ctx, f.task.ID); len(steps) != 4 {
 		t.Fatalf("%d steps stored, want 4", len(steps))
 	}
+	// Spend approved by hand may pass the limit; a step of 0 still spends nothing and is allowed,
+	// while any more is asked.
+	key := budget.Spend{Project: "web", Owner: "alice", Unit: "USD", Agent: "alice/builder", Day: budget.Day(time.Now())}
+	if _, err := f.store.AddSpend(ctx, key, 45*budget.Scale, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		v     float64
+		allow bool
+	}{{0, true}, {0.5, false}} {
+		out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(fmt.Sprintf(`{"pack":%d,"usd":%v}`, 10+i, c.v)),
+			ToolUseID: fmt.Sprintf("tu_over_%d", i), Kind: "spending", Amount: &step.Amount{Value: c.v, Unit: "USD"}})
+		if err != nil || (out.Behavior == "allow") != c.allow {
+			t.Errorf("spend %v past the limit: %+v, %v; want allowed %v", c.v, out, err, c.allow)
+		}
+	}
 }
 
 func TestAuditEntriesAreAppendOnly(t *testing.T) {
