@@ -134,9 +134,9 @@ func TestRetriedClaimThatLandedIsStillTheClaim(t *testing.T) {
 }
 
 // TestRetriedTokenPutThatLandedIsStillTheToken: the answer to a token's put
-// is lost and the SDK sends it again; the retry finds the item and must not
-// report a conflict (an operator's mint-token failed so on a loaded
-// machine), while a put of another token with that hash still conflicts.
+// is lost and the SDK sends it again; the retry carries the put's own id and
+// must not report a conflict (an operator's mint-token failed so on a loaded
+// machine), while another put of that hash still conflicts.
 func TestRetriedTokenPutThatLandedIsStillTheToken(t *testing.T) {
 	fx := storetest.New(t)
 	p := storetest.NewProxy(t)
