@@ -8,7 +8,7 @@ TOOLS := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 E2E_NODE := infra/e2e/node_modules/.package-lock.json
 
-.PHONY: local test lint unit fuzz integration e2e deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure load sam-local e2e-sam
+.PHONY: local test lint unit fuzz integration e2e deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure load sam-local e2e-sam docs
 
 ## local: start the emulator, create tables from template.yaml, seed website-v2, serve /mcp on 127.0.0.1:$${PORT:-3000}
 ## (installs only the emulator into .venv: infra/requirements-local.txt)
@@ -177,6 +177,11 @@ sam-local: venv
 ## TypeScript scenario and claude mcp add (skipped without Docker, failed in CI)
 e2e-sam: venv node
 	infra/samlocal/e2e.sh
+
+## docs: the parts of the docs the tool catalog decides (README's tool table, docs/tools.md's reference);
+## go test ./infra/tooldocs fails when they are stale
+docs:
+	go run ./infra/tooldocs
 
 ## measure: binary sizes and RIE init durations, as the markdown table of the README's Deploy section
 measure: venv rie
