@@ -165,7 +165,7 @@ e2e-rie: venv node rie
 	go run ./infra/rie -e2e -gateway http
 	go test -count=1 -tags rie ./infra/rie/
 
-## sam-local: Prickle the SAM way (README "Try it with sam local"; needs Docker): the offline base
+## sam-local: Prickle the SAM way (docs/sam-local.md; needs Docker): the offline base
 ## image, sam build for x86_64, the emulator (unless PRICKLE_DYNAMODB_ENDPOINT names one), tables and
 ## seed, the env-vars file, then sam local start-api (/mcp) and start-lambda (mcp's tool calls) with
 ## warm containers; files in .prickle/sam-local
@@ -183,6 +183,6 @@ e2e-sam: venv node
 docs:
 	go run ./infra/tooldocs
 
-## measure: binary sizes and RIE init durations, as the markdown table of the README's Deploy section
+## measure: binary sizes and RIE init durations, as the markdown table of docs/measurements.md
 measure: venv rie
 	infra/measure/measure.sh
