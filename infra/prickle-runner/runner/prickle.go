@@ -189,8 +189,9 @@ type StepAsk struct {
 	Reason    string          `json:"reason,omitempty"`
 }
 
-// StepAnswer is request_step's answer to a permission layer (the README's
-// "Owners decide"): allow with the input the owner allowed, or deny.
+// StepAnswer is request_step's answer to a permission layer
+// (docs/running-agents.md, "Claude Code as a woken run"): allow with the
+// input the owner allowed, or deny.
 type StepAnswer struct {
 	StepID       string          `json:"step_id"`
 	Status       string          `json:"status"`
