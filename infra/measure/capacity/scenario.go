@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/useprickle/prickle/infra/toolcall"
 	"github.com/useprickle/prickle/shared/auth/identity"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/domain/step"
@@ -143,19 +144,8 @@ func (s *session) call(token, tool string, args any) (json.RawMessage, error) {
 	if err := s.file(); err != nil {
 		return nil, fmt.Errorf("%s: the tasks stream: %w", tool, err)
 	}
-	var resp struct {
-		Result *struct {
-			IsError           bool            `json:"isError"`
-			StructuredContent json.RawMessage `json:"structuredContent"`
-			Content           []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"result"`
-		Error *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
+	resp, err := toolcall.Parse(w.Body.Bytes())
+	if err != nil {
 		return nil, fmt.Errorf("%s: HTTP %d %s", tool, w.Code, w.Body.String())
 	}
 	switch {
