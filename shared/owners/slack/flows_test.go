@@ -312,7 +312,7 @@ func runFlows(t *testing.T, newBackend func(t *testing.T) backend) {
 		h := newHarness(t, newBackend(t))
 		s := h.pendingStep("tsk_slack_web")
 		// What the approval page's POST does (shared/owners/web.decide).
-		if _, err := h.svc.DecideStep(context.Background(), "alice", s.TaskID, s.ID, false, "use the staging remote", "test"); err != nil {
+		if _, err := h.svc.DecideStep(context.Background(), "alice", s.TaskID, s.ID, false, nil, "use the staging remote", "test"); err != nil {
 			t.Fatal(err)
 		}
 		h.settled("Refused by alice", "use the staging remote")

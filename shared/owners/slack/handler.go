@@ -38,7 +38,7 @@ type Owners interface {
 
 // Decider records owners' decisions; *team.Service satisfies it.
 type Decider interface {
-	DecideStep(ctx context.Context, owner, taskID, stepID string, approve bool, message, via string) (step.Step, error)
+	DecideStep(ctx context.Context, owner, taskID, stepID string, approve bool, edited json.RawMessage, message, via string) (step.Step, error)
 	DecideResult(ctx context.Context, owner, taskID, round string, approve bool, message, via string) (task.Task, error)
 	GrantFromStep(ctx context.Context, owner, taskID, stepID string, r team.GrantRequest) (grant.Grant, error)
 }
@@ -274,7 +274,7 @@ func (h *Handler) viewSubmission(ctx context.Context, w http.ResponseWriter, in 
 func (h *Handler) decide(ctx context.Context, c link.Claims, approve bool, msg string) (string, error) {
 	var err error
 	if c.Kind == link.KindStep {
-		_, err = h.cfg.Decider.DecideStep(ctx, c.Owner, c.TaskID, c.StepID, approve, msg, audit.ViaSlack)
+		_, err = h.cfg.Decider.DecideStep(ctx, c.Owner, c.TaskID, c.StepID, approve, nil, msg, audit.ViaSlack)
 	} else {
 		_, err = h.cfg.Decider.DecideResult(ctx, c.Owner, c.TaskID, c.Round, approve, msg, audit.ViaSlack)
 	}

@@ -257,7 +257,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 			h.badForm(w, r, gerr.Error()+".")
 			return
 		}
-		_, err = h.cfg.Service.DecideStep(r.Context(), c.Owner, c.TaskID, c.StepID, approve, msg, decidedVia(audit.ViaLink, me))
+		_, err = h.cfg.Service.DecideStep(r.Context(), c.Owner, c.TaskID, c.StepID, approve, nil, msg, decidedVia(audit.ViaLink, me))
 		if err == nil && gr != nil {
 			_, err = h.cfg.Service.GrantFromStep(r.Context(), c.Owner, c.TaskID, c.StepID, *gr)
 		}

@@ -248,7 +248,7 @@ func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
 			h.taskRefused(w, r, me, http.StatusBadRequest, err.Error())
 			return
 		}
-		_, err = h.cfg.Service.DecideStep(r.Context(), me.Owner, t.ID, stepID, approve, msg, decidedVia(audit.ViaPage, me))
+		_, err = h.cfg.Service.DecideStep(r.Context(), me.Owner, t.ID, stepID, approve, nil, msg, decidedVia(audit.ViaPage, me))
 		if err == nil && gr != nil {
 			_, err = h.cfg.Service.GrantFromStep(r.Context(), me.Owner, t.ID, stepID, *gr)
 			verdict = "granted"
