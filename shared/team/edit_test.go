@@ -33,6 +33,9 @@ func editRoom(t *testing.T, message string) (*stepRoom, team.RequestStepOutput) 
 	if st.Status != step.Approved || string(st.Edited) != rmTmp || string(st.Input) != rmBuild {
 		t.Fatalf("decided = %s, input %s, edited %s; want approved, the call as asked and the canonical edit", st.Status, st.Input, st.Edited)
 	}
+	if h, _ := r.store.History(ctx, r.task.ID); h[len(h)-1].Note == nil || *h[len(h)-1].Note != "owner bob approved an edit of "+asked.StepID {
+		t.Errorf("the task's history says %v, want the approval of an edit", h[len(h)-1].Note)
+	}
 	return r, asked
 }
 

@@ -372,7 +372,11 @@ func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, 
 	if err != nil {
 		return step.Step{}, fmt.Errorf("load task %s: %w", taskID, err)
 	}
-	if change.Move, err = task.StepDecided(t, owner, string(decided.Status), stepID, now); err != nil {
+	verdict := string(decided.Status)
+	if len(decided.Edited) > 0 {
+		verdict = "approved an edit of"
+	}
+	if change.Move, err = task.StepDecided(t, owner, verdict, stepID, now); err != nil {
 		return step.Step{}, err
 	}
 	if change.Move != nil {
