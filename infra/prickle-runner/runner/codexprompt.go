@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/useprickle/prickle/shared/domain/step"
 )
 
 // What a Codex run tells the model beyond the project's prompt: the call a
@@ -21,20 +24,47 @@ func resumePrompt(prompt string, o *openCall) string {
 		prompt, o.RunID, o.ToolName, string(o.Input), callNoun(o.ToolName))
 }
 
-// refusal is a call that did not run and what Prickle said about it.
+// refusal is a call that did not run and what Prickle said about it;
+// Edited, when the owner approved an edit of the call, is the edited input.
 type refusal struct {
 	Ask     StepAsk
 	Message string
+	Edited  json.RawMessage
 }
 
-// refusedPrompt starts the turn after one in which calls were declined.
+// refusedPrompt starts the turn after one in which calls were declined:
+// refused ones are not to be tried again; edited ones are to be made as the
+// owner edited them (that call is the same step, allowed once).
 func refusedPrompt(rs []refusal) string {
 	var b strings.Builder
-	b.WriteString("Prickle: these calls were not made, and Codex's \"rejected\" carried no reason. Here is what your owner (through Prickle) said:\n")
+	var refused, edited []refusal
 	for _, r := range rs {
-		fmt.Fprintf(&b, "\n  tool: %s\n  input: %s\n  answer: %s\n", r.Ask.ToolName, string(r.Ask.Input), r.Message)
+		if r.Edited != nil {
+			edited = append(edited, r)
+		} else {
+			refused = append(refused, r)
+		}
 	}
-	b.WriteString("\nDon't try them again. Finish without them, or return what you have and say why; checkpoint as you go.")
+	if len(edited) > 0 {
+		b.WriteString("Prickle: your owner edited these calls before allowing them. Codex cannot run an edited call in place of the one it asked, so they were not made (Codex's \"rejected\"):\n")
+		for _, r := range edited {
+			fmt.Fprintf(&b, "\n  tool: %s\n  you asked: %s\n  your owner allowed: %s\n", r.Ask.ToolName, string(r.Ask.Input), string(r.Edited))
+			if cmd, ok := step.Command(r.Ask.ToolName, r.Edited); ok {
+				fmt.Fprintf(&b, "  so run this command instead: %s\n", cmd)
+			}
+		}
+		b.WriteString("\nMake each edited call now, exactly as your owner edited it (a command: that command, in the same directory), not the one you asked: Prickle allows it once, within 15 minutes.")
+		if len(refused) > 0 {
+			b.WriteString("\n\n")
+		}
+	}
+	if len(refused) > 0 {
+		b.WriteString("Prickle: these calls were not made, and Codex's \"rejected\" carried no reason. Here is what your owner (through Prickle) said:\n")
+		for _, r := range refused {
+			fmt.Fprintf(&b, "\n  tool: %s\n  input: %s\n  answer: %s\n", r.Ask.ToolName, string(r.Ask.Input), r.Message)
+		}
+		b.WriteString("\nDon't try them again. Finish without them, or return what you have and say why; checkpoint as you go.")
+	}
 	return b.String()
 }
 
