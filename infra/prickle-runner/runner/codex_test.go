@@ -214,7 +214,7 @@ func TestCodexPrompts(t *testing.T) {
 		{Ask: StepAsk{ToolName: "exec_command", Input: json.RawMessage(`{"command":"rm -rf /"}`)}, Message: `refused by your owner: "never"`},
 	})
 	for _, want := range []string{"your owner edited these calls before allowing them", `you asked: {"command":"/bin/bash -lc 'rm -rf build'","cwd":"/w"}`,
-		`your owner allowed: {"command":"/bin/bash -lc 'rm -rf build/tmp'","cwd":"/w"}`, "so run this command instead: /bin/bash -lc 'rm -rf build/tmp'",
+		`your owner allowed: {"command":"/bin/bash -lc 'rm -rf build/tmp'","cwd":"/w"}`, "so run this command instead: rm -rf build/tmp\n  (Codex runs it as: /bin/bash -lc 'rm -rf build/tmp')",
 		"Make each edited call now, exactly as your owner edited it", "allows it once, within 15 minutes", `refused by your owner: "never"`, "Don't try them again"} {
 		if !strings.Contains(p, want) {
 			t.Errorf("edit prompt lacks %q:\n%s", want, p)
@@ -222,6 +222,33 @@ func TestCodexPrompts(t *testing.T) {
 	}
 	if strings.Index(p, "rm -rf /\"") < strings.Index(p, "Make each edited call") {
 		t.Errorf("the refusal is not after the edit:\n%s", p)
+	}
+}
+
+// The model writes a script; Codex asks to run it wrapped in its shell. An
+// edit the owner made inside that wrapper is told as the script to write.
+func TestCodexScript(t *testing.T) {
+	const asked = "/bin/bash -lc 'rm -rf build'"
+	for _, tc := range []struct {
+		name, cmd, want string
+		ok              bool
+	}{
+		{"quoted", "/bin/bash -lc 'rm -rf build/tmp'", "rm -rf build/tmp", true},
+		{"a quote inside, as shlex writes it", `/bin/bash -lc 'echo '"'"'hi'"'"' >> side.txt'`, "echo 'hi' >> side.txt", true},
+		{"escaped", `/bin/bash -lc echo\ hi`, "echo hi", true},
+		{"a plain word", "/bin/bash -lc ls", "ls", true},
+		{"another shell", "/bin/zsh -lc 'ls'", "", false},
+		{"no wrapper", "rm -rf build/tmp", "", false},
+		{"two words", "/bin/bash -lc 'ls' extra", "", false},
+		{"an expansion outside quotes", "/bin/bash -lc $HOME", "", false},
+		{"an expansion in double quotes", `/bin/bash -lc "echo $HOME"`, "", false},
+		{"an unclosed quote", "/bin/bash -lc 'ls", "", false},
+		{"empty", "/bin/bash -lc ''", "", false},
+	} {
+		got, ok := codexScript(asked, tc.cmd)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: codexScript(%q) = %q, %v; want %q, %v", tc.name, tc.cmd, got, ok, tc.want, tc.ok)
+		}
 	}
 }
 
