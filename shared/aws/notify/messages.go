@@ -134,7 +134,8 @@ func stepOutcome(s step.Step) string {
 	switch s.Status {
 	case step.Approved, step.Consumed:
 		if len(s.Edited) > 0 {
-			return fmt.Sprintf("Approved as edited by %s at %s: the run may make the edited call (below) instead of the one it asked, once, within 15 minutes.", s.DecidedBy, decidedAt(s))
+			return fmt.Sprintf("Approved as edited by %s at %s: the run may make the edited call (below) instead of the one it asked, once, within %d minutes.",
+				s.DecidedBy, decidedAt(s), int(step.UseWindow/time.Minute))
 		}
 		return fmt.Sprintf("Approved by %s at %s: the run may make exactly this call, once, within 15 minutes.", s.DecidedBy, decidedAt(s))
 	case step.Refused:

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/useprickle/prickle/shared/auth/link"
@@ -24,24 +25,16 @@ func refuseModal(c link.Claims, token string) map[string]any {
 	if c.Kind == link.KindResult {
 		what = fmt.Sprintf("the result of task %s", c.TaskID)
 	}
-	text := func(s string) map[string]any { return map[string]any{"type": "plain_text", "text": s} }
 	return map[string]any{
 		"type":             "modal",
 		"callback_id":      CallbackRefuse,
 		"private_metadata": token,
-		"title":            text("Refuse"),
-		"submit":           text("Refuse"),
-		"close":            text("Cancel"),
+		"title":            plain("Refuse"),
+		"submit":           plain("Refuse"),
+		"close":            plain("Cancel"),
 		"blocks": []any{
-			map[string]any{"type": "section", "text": text(fmt.Sprintf("Refuse %s? The agent gets your message with the refusal.", what))},
-			map[string]any{
-				"type": "input", "block_id": MessageBlock, "optional": true,
-				"label": text("Message to the agent"),
-				"element": map[string]any{
-					"type": "plain_text_input", "action_id": MessageAction, "multiline": true, "max_length": MaxMessage,
-					"placeholder": text("Why not, and what to do instead"),
-				},
-			},
+			map[string]any{"type": "section", "text": plain(fmt.Sprintf("Refuse %s? The agent gets your message with the refusal.", what))},
+			messageInput("Why not, and what to do instead"),
 		},
 	}
 }
@@ -64,7 +57,6 @@ const MaxEditField = 3000
 // private_metadata carries the signed token, as the Refuse modal's does. ok
 // is false when the call is longer than a Slack field holds.
 func editModal(c link.Claims, token string, s step.Step) (view map[string]any, ok bool) {
-	text := func(s string) map[string]any { return map[string]any{"type": "plain_text", "text": s} }
 	block, label, value := InputBlock, "Input (a JSON object)", notify.PrettyInput(s.Input, notify.InputPageMax)
 	if cmd, isCmd := step.Command(s.ToolName, s.Input); isCmd {
 		block, label, value = CommandBlock, "Command", cmd
@@ -76,25 +68,34 @@ func editModal(c link.Claims, token string, s step.Step) (view map[string]any, o
 		"type":             "modal",
 		"callback_id":      CallbackEdit,
 		"private_metadata": token,
-		"title":            text("Edit, then approve"),
-		"submit":           text("Approve the edit"),
-		"close":            text("Cancel"),
+		"title":            plain("Edit, then approve"),
+		"submit":           plain("Approve the edit"),
+		"close":            plain("Cancel"),
 		"blocks": []any{
-			map[string]any{"type": "section", "text": text(fmt.Sprintf("Edit the %s call of step %s of task %s, then approve it: the run may make your edited call instead of the one it asked, once, within 15 minutes.", s.ToolName, c.StepID, c.TaskID))},
+			map[string]any{"type": "section", "text": plain(fmt.Sprintf("Edit the %s call of step %s of task %s, then approve it: the run may make your edited call instead of the one it asked, once, within %d minutes.",
+				s.ToolName, c.StepID, c.TaskID, int(step.UseWindow/time.Minute)))},
 			map[string]any{
-				"type": "input", "block_id": block, "label": text(label),
+				"type": "input", "block_id": block, "label": plain(label),
 				"element": map[string]any{
 					"type": "plain_text_input", "action_id": EditAction, "multiline": true, "max_length": MaxEditField, "initial_value": value,
 				},
 			},
-			map[string]any{
-				"type": "input", "block_id": MessageBlock, "optional": true,
-				"label": text("Message to the agent"),
-				"element": map[string]any{
-					"type": "plain_text_input", "action_id": MessageAction, "multiline": true, "max_length": MaxMessage,
-					"placeholder": text("Why you changed it"),
-				},
-			},
+			messageInput("Why you changed it"),
 		},
 	}, true
 }
+
+// messageInput is a modal's optional field for the owner's message to the agent.
+func messageInput(placeholder string) map[string]any {
+	return map[string]any{
+		"type": "input", "block_id": MessageBlock, "optional": true,
+		"label": plain("Message to the agent"),
+		"element": map[string]any{
+			"type": "plain_text_input", "action_id": MessageAction, "multiline": true, "max_length": MaxMessage,
+			"placeholder": plain(placeholder),
+		},
+	}
+}
+
+// plain is a plain_text object: Slack shows it as it is.
+func plain(s string) map[string]any { return map[string]any{"type": "plain_text", "text": s} }
