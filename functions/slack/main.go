@@ -42,7 +42,7 @@ func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 		return nil, err
 	}
 	if token == "" {
-		log.Warn("no Slack bot token: Approve works, the Refuse modal cannot open")
+		log.Warn("no Slack bot token: Approve works, the Refuse and Edit modals cannot open")
 	}
 	// Slack waits 3 seconds for the answer; views.open and response_url calls must fit in it.
 	api := &slackapi.Client{Token: token, BaseURL: slackapi.DefaultBaseURL, HTTP: &http.Client{Timeout: 2 * time.Second}}
@@ -50,6 +50,6 @@ func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	svc := team.New(st)
 	svc.Events = bus.FromEnv()
 	return slack.New(slack.Config{
-		Secret: []byte(secret), Replays: st, Signer: signer, Owners: st, Decider: svc, Slack: api, Log: log,
+		Secret: []byte(secret), Replays: st, Signer: signer, Owners: st, Steps: st, Decider: svc, Slack: api, Log: log,
 	}), nil
 }

@@ -228,7 +228,7 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 	// Slack's buttons: the dev outbox stands in for views.open and the
 	// response_url (nothing is sent to Slack; no URL from a payload is called).
 	slackHandler := slack.New(slack.Config{
-		Secret: []byte(e.slackSecret), Replays: e.store, Signer: e.signer, Owners: e.store, Decider: svc, Slack: box,
+		Secret: []byte(e.slackSecret), Replays: e.store, Signer: e.signer, Owners: e.store, Steps: e.store, Decider: svc, Slack: box,
 		Now: time.Now, Log: log.With("function", "slack"),
 	})
 	visibility, err := prconfig.WakeVisibility(prconfig.OS)

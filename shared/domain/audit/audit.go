@@ -1,6 +1,7 @@
 // Package audit is the trail an owner shows afterwards to say who allowed
 // what: every step asked, decided (by whom, and how: approval link, task
-// page, Slack, a standing grant, a budget), used, expired or withdrawn;
+// page, Slack, a standing grant, a budget; as asked or as the owner edited
+// it), used, expired or withdrawn;
 // every result decision; every grant and budget change; every token minted
 // or revoked. Entries are appended, never updated: the store writes each one
 // once, with a condition that it is new, and no tool edits or deletes them.
@@ -116,7 +117,7 @@ func ForStep(s step.Step, prev step.Status, at time.Time) Entry {
 		}
 	case s.Status == step.Approved:
 		owner()
-		e.Action, e.Detail = StepApproved, call
+		e.Action, e.Detail = StepApproved, call+edited(s, "edited by the owner to")
 	case s.Status == step.Refused:
 		owner()
 		e.Action, e.Detail = StepRefused, call
@@ -124,7 +125,7 @@ func ForStep(s step.Step, prev step.Status, at time.Time) Entry {
 			e.Detail += fmt.Sprintf("; message: %q", s.Message)
 		}
 	case s.Status == step.Consumed:
-		e.Action, e.Actor, e.Via, e.Detail = StepUsed, s.Agent, ViaMCP, call
+		e.Action, e.Actor, e.Via, e.Detail = StepUsed, s.Agent, ViaMCP, call+edited(s, "used as the owner edited it")
 		e.GrantID = grantOf(s.AllowedBy)
 	case s.Status == step.Expired:
 		// Dated at the deadline, so that every path that notices the expiry writes the same entry.
@@ -139,6 +140,15 @@ func ForStep(s step.Step, prev step.Status, at time.Time) Entry {
 	}
 	e.Detail = clip(e.Detail, MaxDetail)
 	return e
+}
+
+// edited is what an entry adds of the owner's edit of the call: the edited
+// input after label, or nothing for a call approved as asked.
+func edited(s step.Step, label string) string {
+	if len(s.Edited) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s: %s %s", label, s.ToolName, clip(string(s.Edited), 300))
 }
 
 // grantOf is the grant id of an AllowedBy such as "grant grt_…", else "".
