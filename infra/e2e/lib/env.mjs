@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 export const E2E_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const REPO_ROOT = resolve(E2E_DIR, '..', '..');
-export const SCHEMA_DIR = resolve(REPO_ROOT, 'shared', 'catalog', 'schemas');
+export const SCHEMA_DIR = resolve(REPO_ROOT, 'shared', 'mcp', 'catalog', 'schemas');
 export const IN_CI = !!process.env.CI;
 
 export const TOOL_NAMES = [
