@@ -41,6 +41,7 @@ import (
 	"github.com/useprickle/prickle/shared/owners/web"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/admin"
+	"github.com/useprickle/prickle/shared/team/spendcap"
 )
 
 // localParams are the template parameters of the local stack.
@@ -235,7 +236,8 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 	if err != nil {
 		return nil, err
 	}
-	runners := runner.New(runner.Config{Tokens: e.store, Queue: e.store, Runs: admin.New(e.store), Log: log.With("function", "runner"), Visibility: visibility})
+	runners := runner.New(runner.Config{Tokens: e.store, Queue: e.store, Runs: admin.New(e.store), Spend: spendcap.New(e.store, local, log.With("function", "runner")),
+		Log: log.With("function", "runner"), Visibility: visibility})
 	keys, err := session.NewKeys(e.signer.Key)
 	if err != nil {
 		return nil, err

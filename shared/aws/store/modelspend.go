@@ -222,7 +222,9 @@ func (s *Store) AgentsSpend(ctx context.Context, agents []string, day, month str
 			if err := unmarshalItem(item, &c); err != nil {
 				return nil, fmt.Errorf("model cap of %s: %w", a.Agent, err)
 			}
-			a.Cap = &modelspend.Cap{Agent: c.Agent, PerDay: budget.Micros(c.PerDay), SetBy: c.SetBy, SetAt: c.SetAt}
+			if c.PerDay > 0 {
+				a.Cap = &modelspend.Cap{Agent: c.Agent, PerDay: budget.Micros(c.PerDay), SetBy: c.SetBy, SetAt: c.SetAt}
+			}
 		case daySK(day):
 			a.Today = modelspend.DayState{Agent: a.Agent, Day: day, Totals: p.totals(), AskedAt: utcPtr(p.AskedAt),
 				RaisedTo: budget.Micros(p.RaisedTo), Decision: p.Decision, DecidedBy: p.DecidedBy, DecidedAt: utcPtr(p.DecidedAt)}
@@ -233,7 +235,8 @@ func (s *Store) AgentsSpend(ctx context.Context, agents []string, day, month str
 	return out, nil
 }
 
-// PutModelCap stores an agent's daily cap, replacing any.
+// PutModelCap stores an agent's daily cap, replacing any; a cap of 0 is
+// none (kept as a put, so removing a cap needs no delete right).
 func (s *Store) PutModelCap(ctx context.Context, c modelspend.Cap) error {
 	item, err := marshalItem(capRecord{PK: modelSpendPK(c.Agent), SK: modelCapSK, Type: "model_cap", Agent: c.Agent,
 		PerDay: int64(c.PerDay), SetBy: c.SetBy, SetAt: c.SetAt.UTC()})
@@ -242,14 +245,6 @@ func (s *Store) PutModelCap(ctx context.Context, c modelspend.Cap) error {
 	}
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.tables.Tasks), Item: item}); err != nil {
 		return fmt.Errorf("put model cap of %s: %w", c.Agent, err)
-	}
-	return nil
-}
-
-// DeleteModelCap removes an agent's cap; none stored is not an error.
-func (s *Store) DeleteModelCap(ctx context.Context, agent string) error {
-	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.tables.Tasks), Key: modelSpendKey(agent, modelCapSK)}); err != nil {
-		return fmt.Errorf("delete model cap of %s: %w", agent, err)
 	}
 	return nil
 }

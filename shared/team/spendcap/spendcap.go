@@ -31,8 +31,8 @@ type Store interface {
 	// RecordRun stores a run once, with its ADDs and audit entry; false when it was stored before.
 	RecordRun(ctx context.Context, r modelspend.Run) (bool, error)
 	AgentsSpend(ctx context.Context, agents []string, day, month string) ([]modelspend.AgentSpend, error)
+	// PutModelCap stores a cap; PerDay 0 is none.
 	PutModelCap(ctx context.Context, c modelspend.Cap) error
-	DeleteModelCap(ctx context.Context, agent string) error
 	// MarkCapAsked is true only for the first mark of (agent, day).
 	MarkCapAsked(ctx context.Context, agent, day string, at time.Time) (bool, error)
 	UnmarkCapAsked(ctx context.Context, agent, day string, at time.Time) error
@@ -174,17 +174,14 @@ func (s *Service) SetCap(ctx context.Context, owner, project, agent string, perD
 		return err
 	}
 	now := s.now()
-	detail := fmt.Sprintf("no daily model-spend cap for %s", agent)
-	if perDay > 0 {
-		if perDay > modelspend.MaxCapUSD*budget.Scale {
-			return task.Refusef("a cap is at most %d %s a day", modelspend.MaxCapUSD, modelspend.Unit)
-		}
-		err = s.Store.PutModelCap(ctx, modelspend.Cap{Agent: agent, PerDay: perDay, SetBy: owner, SetAt: now})
-		detail = fmt.Sprintf("daily model-spend cap of %s: %s %s", agent, perDay, modelspend.Unit)
-	} else {
-		err = s.Store.DeleteModelCap(ctx, agent)
+	if perDay < 0 || perDay > modelspend.MaxCapUSD*budget.Scale {
+		return task.Refusef("a cap is at most %d %s a day", modelspend.MaxCapUSD, modelspend.Unit)
 	}
-	if err != nil {
+	detail := fmt.Sprintf("daily model-spend cap of %s: %s %s", agent, perDay, modelspend.Unit)
+	if perDay == 0 {
+		detail = fmt.Sprintf("no daily model-spend cap for %s", agent)
+	}
+	if err := s.Store.PutModelCap(ctx, modelspend.Cap{Agent: agent, PerDay: perDay, SetBy: owner, SetAt: now}); err != nil {
 		return fmt.Errorf("set the cap of %s: %w", agent, err)
 	}
 	s.audit(ctx, a, audit.Entry{At: now, Action: ActionCapSet, Actor: "owner:" + owner, Via: via, Detail: detail,
