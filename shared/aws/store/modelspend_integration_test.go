@@ -153,7 +153,7 @@ func TestARunReportedTwiceCountsOnce(t *testing.T) {
 	}
 	var lines []audit.Entry
 	for _, e := range entries {
-		if e.Action == modelspend.ActionRunSpend {
+		if e.Action == audit.RunSpend {
 			lines = append(lines, e)
 		}
 	}

@@ -56,12 +56,6 @@ const (
 	MonthRetention = 400 * 24 * time.Hour
 )
 
-// ActionRunSpend is the audit action of a run's reported spend.
-const ActionRunSpend = "run_spend"
-
-// ViaRunner is how a run's spend reaches Prickle: its runner's report.
-const ViaRunner = "prickle-runner"
-
 // Describe says what the run used, for the audit trail and the task page.
 func (r Run) Describe() string {
 	s := fmt.Sprintf("run %s: %s %s, %d input and %d output tokens, %d turns, %s", r.RunID, r.Cost, Unit,
@@ -75,7 +69,7 @@ func (r Run) Describe() string {
 // AuditEntry is the line of the project's audit trail for the run's spend:
 // one per run, so a report sent twice leaves one line.
 func (r Run) AuditEntry() audit.Entry {
-	return audit.Entry{At: r.At, Project: r.Project, Action: ActionRunSpend, Actor: r.Agent, Via: ViaRunner,
+	return audit.Entry{At: r.At, Project: r.Project, Action: audit.RunSpend, Actor: r.Agent, Via: audit.ViaRunner,
 		TaskID: r.TaskID, Detail: r.Describe(), Key: "runspend#" + r.RunID}
 }
 

@@ -80,7 +80,7 @@ type Spend interface {
 }
 
 // ViaRunner is how the audit trail names a runner's report that its run ended.
-const ViaRunner = "prickle-runner"
+const ViaRunner = audit.ViaRunner
 
 // Config is what the endpoints need; zero Visibility, Poll, Now and Sleep take defaults.
 type Config struct {

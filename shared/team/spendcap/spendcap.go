@@ -60,13 +60,6 @@ func New(s Store, events event.Publisher, log *slog.Logger) *Service {
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }
 
-// Audit actions of owners' cap decisions (a run's spend is modelspend.ActionRunSpend).
-const (
-	ActionCapSet    = "model_cap_set"
-	ActionCapRaised = "model_cap_raised"
-	ActionCapLeft   = "model_cap_left"
-)
-
 // Record stores what a run reported, bound to its run token (the caller):
 // its agent, task and run come from the token, its project from the task.
 // A run reported before counts once (recorded false). Then, if the day's
@@ -184,7 +177,7 @@ func (s *Service) SetCap(ctx context.Context, owner, project, agent string, perD
 	if err := s.Store.PutModelCap(ctx, modelspend.Cap{Agent: agent, PerDay: perDay, SetBy: owner, SetAt: now}); err != nil {
 		return fmt.Errorf("set the cap of %s: %w", agent, err)
 	}
-	s.audit(ctx, a, audit.Entry{At: now, Action: ActionCapSet, Actor: "owner:" + owner, Via: via, Detail: detail,
+	s.audit(ctx, a, audit.Entry{At: now, Action: audit.ModelCapSet, Actor: "owner:" + owner, Via: via, Detail: detail,
 		Key: "modelcap#" + agent + "#" + now.Format(time.RFC3339Nano)})
 	return nil
 }
@@ -224,9 +217,9 @@ func (s *Service) Decide(ctx context.Context, owner, agent, day string, raise bo
 	if err != nil {
 		return st, fmt.Errorf("decide the cap of %s: %w", agent, err)
 	}
-	action := ActionCapLeft
+	action := audit.ModelCapLeft
 	if raise {
-		action = ActionCapRaised
+		action = audit.ModelCapRaised
 	}
 	s.audit(ctx, a, audit.Entry{At: now, Action: action, Actor: "owner:" + owner, Via: via,
 		Detail: fmt.Sprintf("%s's model spend on %s (%s %s spent): %s", agent, day, st.Day.Cost, modelspend.Unit, describe(decision, raisedTo)),
