@@ -73,7 +73,12 @@ type countingHold struct {
 	done int
 }
 
-func (h *countingHold) Done(context.Context) error { h.mu.Lock(); defer h.mu.Unlock(); h.done++; return nil }
+func (h *countingHold) Done(context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.done++
+	return nil
+}
 func (h *countingHold) Keep(context.Context) error { return nil }
 func (h *countingHold) Next() time.Time            { return time.Time{} }
 
