@@ -21,7 +21,7 @@ const StartPath = "/runner/start"
 
 // ErrUsageRefused means Prickle refused a run's usage report (400): the run
 // token was ended without it, and the run's spend is not counted.
-var ErrUsageRefused = errors.New("Prickle refused the run's usage report; the run token was ended without it")
+var ErrUsageRefused = errors.New("the run's usage report was refused by Prickle; the run token was ended without it")
 
 // mainModel is the model that cost the run most (Claude Code also uses a
 // small model for titles), or the only one.
