@@ -88,6 +88,23 @@ func TestModelSpendOnThePages(t *testing.T) {
 	if r := anon.get(posted); r.status != http.StatusOK || strings.Contains(r.raw, `id="raise"`) || !strings.Contains(r.raw, `id="send-signin"`) {
 		t.Errorf("the Slack link without a session = %d; want the sign-in offer, no Raise:\n%s", r.status, r.text)
 	}
+	// Signing in from it comes back to it, and then it offers the decision.
+	next := roomNext.FindStringSubmatch(anon.get(posted).raw)
+	if next == nil || next[1] != strings.TrimPrefix(posted, "/") {
+		t.Fatalf("the sign-in form of the Slack link returns to %v, want %q", next, strings.TrimPrefix(posted, "/"))
+	}
+	viaSlack := e.browser()
+	if r := viaSlack.do(http.MethodPost, "/signin", url.Values{"owner": {"alice"}, "next": {next[1]}}); r.status != http.StatusOK {
+		t.Fatalf("POST /signin from the cap page: %d", r.status)
+	}
+	signinPath := strings.TrimPrefix(e.lastLink("alice@example.com"), e.srv.URL)
+	back := viaSlack.do(http.MethodPost, signinPath, url.Values{"csrf": {formToken(t, viaSlack.get(signinPath))}})
+	if back.status != http.StatusSeeOther || back.header.Get("Location") != "../"+next[1] {
+		t.Fatalf("after signing in: %d to %q, want back to ../%s", back.status, back.header.Get("Location"), next[1])
+	}
+	if r := viaSlack.get(posted); !strings.Contains(r.raw, `id="raise"`) {
+		t.Errorf("the Slack link, alice signed in, offers no Raise:\n%s", r.text)
+	}
 	// Another owner signed in sees nothing of it.
 	if r := bob.get(emailed); r.status != http.StatusForbidden || strings.Contains(r.text, "1.5123") {
 		t.Errorf("bob on alice's cap link = %d:\n%s", r.status, r.text)
