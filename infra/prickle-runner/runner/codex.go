@@ -301,7 +301,7 @@ func (h *codexHost) turn(ctx context.Context, rpc *rpcConn, thread, text string)
 	if err := rpc.Call(ctx, "turn/start", params, &r); err != nil {
 		return turnEnd{}, err
 	}
-	h.usage.turn()
+	h.usage.turn(r.Turn.ID)
 	h.log.Info("turn start", "turn", r.Turn.ID, "thread", thread)
 	for {
 		select {

@@ -10,50 +10,59 @@ import (
 // A Codex run's usage: Codex 0.169.0's app server reports tokens, not
 // dollars, in thread/tokenUsage/updated notifications: the thread's running
 // total (over every run of the task, since the thread is resumed) and the
-// last response's. codex-run adds up its own run and ends with one line
-// (CodexUsageMsg) that the runner reads from the run's output, as it reads
-// Claude Code's result. Its cost is 0: Codex says none.
+// last response's. A resumed thread reports its total as it stood before
+// the run's first turn starts. codex-run adds up its own run and ends with
+// one line (CodexUsageMsg) that the runner reads from the run's output, as
+// it reads Claude Code's result. Its cost is 0: Codex says none.
 
 // CodexUsageMsg is the msg of codex-run's last line, carrying its "usage".
 const CodexUsageMsg = "codex-run usage"
 
-// codexTokenUsage is the notification's tokenUsage.
-type codexTokenUsage struct {
-	Total codexTokens `json:"total"`
-	Last  codexTokens `json:"last"`
-}
-
+// codexTokens are the counts of a notification's total or last.
 type codexTokens struct {
 	InputTokens  int64 `json:"inputTokens"`
 	OutputTokens int64 `json:"outputTokens"`
 }
 
-// codexUsage is what this run used: the thread's last total less what it
-// held before this run's first response.
+// turnTokens is one turn's tokens: the thread's total before its first
+// response, and the latest.
+type turnTokens struct{ before, total codexTokens }
+
+// codexUsage is what this run used: over the turns it started, each
+// turn's latest total less the total before it. A resumed thread also
+// reports the total of the previous run's last turn; that turn is not one
+// of this run's, so it counts nothing here.
 type codexUsage struct {
-	mu          sync.Mutex
-	seen        bool
-	base, total codexTokens
-	model       string
-	turns       int
+	mu     sync.Mutex
+	byTurn map[string]*turnTokens
+	turns  []string
+	model  string
 }
 
 // update takes one thread/tokenUsage/updated notification's params.
 func (u *codexUsage) update(params json.RawMessage) {
 	var p struct {
-		TokenUsage *codexTokenUsage `json:"tokenUsage"`
+		TurnID     string `json:"turnId"`
+		TokenUsage *struct {
+			Total codexTokens `json:"total"`
+			Last  codexTokens `json:"last"`
+		} `json:"tokenUsage"`
 	}
-	if json.Unmarshal(params, &p) != nil || p.TokenUsage == nil {
+	if json.Unmarshal(params, &p) != nil || p.TokenUsage == nil || p.TurnID == "" {
 		return
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	t := p.TokenUsage
-	if !u.seen {
-		u.seen = true
-		u.base = codexTokens{InputTokens: t.Total.InputTokens - t.Last.InputTokens, OutputTokens: t.Total.OutputTokens - t.Last.OutputTokens}
+	if u.byTurn == nil {
+		u.byTurn = map[string]*turnTokens{}
 	}
-	u.total = t.Total
+	t, ok := u.byTurn[p.TurnID]
+	if !ok {
+		total, last := p.TokenUsage.Total, p.TokenUsage.Last
+		t = &turnTokens{before: codexTokens{InputTokens: total.InputTokens - last.InputTokens, OutputTokens: total.OutputTokens - last.OutputTokens}}
+		u.byTurn[p.TurnID] = t
+	}
+	t.total = p.TokenUsage.Total
 }
 
 func (u *codexUsage) setModel(model string) {
@@ -62,18 +71,25 @@ func (u *codexUsage) setModel(model string) {
 	u.model = model
 }
 
-func (u *codexUsage) turn() {
+// turn records a turn this run started.
+func (u *codexUsage) turn(id string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.turns++
+	u.turns = append(u.turns, id)
 }
 
 // report is the run's usage, as the runner reports it to Prickle.
 func (u *codexUsage) report(took time.Duration) Usage {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return Usage{InputTokens: max(u.total.InputTokens-u.base.InputTokens, 0), OutputTokens: max(u.total.OutputTokens-u.base.OutputTokens, 0),
-		Turns: u.turns, DurationMS: took.Milliseconds(), Model: u.model}
+	r := Usage{Turns: len(u.turns), DurationMS: took.Milliseconds(), Model: u.model}
+	for _, id := range u.turns {
+		if t := u.byTurn[id]; t != nil {
+			r.InputTokens += max(t.total.InputTokens-t.before.InputTokens, 0)
+			r.OutputTokens += max(t.total.OutputTokens-t.before.OutputTokens, 0)
+		}
+	}
+	return r
 }
 
 // templateUsage is what a run of template reported of its model use, read

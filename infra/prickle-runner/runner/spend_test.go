@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -189,21 +190,25 @@ func TestDrainClaimsHeldWakeupsUntilNoneWait(t *testing.T) {
 	}
 }
 
-// A Codex run's usage: the thread's total at the end less what it held
-// before the run's first response (the thread goes on over the task's runs).
+// A Codex run's usage: over the turns it started, each turn's latest total
+// less the total before it; the previous run's last turn, which a resumed
+// thread reports again, counts nothing (the thread goes on over the task's runs).
 func TestCodexUsageIsTheRunsOwn(t *testing.T) {
 	var u codexUsage
 	u.setModel("gpt-5.1-codex")
-	u.turn()
-	for _, n := range []string{
-		`{"threadId":"th","turnId":"t1","tokenUsage":{"total":{"inputTokens":1100,"outputTokens":60},"last":{"inputTokens":100,"outputTokens":10},"modelContextWindow":null}}`,
-		`{"threadId":"th","turnId":"t1","tokenUsage":{"total":{"inputTokens":1300,"outputTokens":80},"last":{"inputTokens":200,"outputTokens":20},"modelContextWindow":null}}`,
-		`not json`,
-	} {
-		u.update(json.RawMessage(n))
+	note := func(turn string, total, last int64) {
+		u.update(json.RawMessage(fmt.Sprintf(`{"threadId":"th","turnId":%q,"tokenUsage":{"total":{"inputTokens":%d,"outputTokens":%d},"last":{"inputTokens":%d,"outputTokens":%d},"modelContextWindow":null}}`,
+			turn, total, total/10, last, last/10)))
 	}
+	note("t_previous", 1000, 100) // the resumed thread's last turn, reported again
+	u.turn("t1")
+	note("t1", 1100, 100)
+	note("t1", 1300, 200)
+	u.turn("t2")
+	note("t2", 1400, 100)
+	u.update(json.RawMessage(`not json`))
 	got := u.report(1500 * time.Millisecond)
-	if want := (Usage{InputTokens: 300, OutputTokens: 30, Turns: 1, DurationMS: 1500, Model: "gpt-5.1-codex"}); got != want {
+	if want := (Usage{InputTokens: 400, OutputTokens: 40, Turns: 2, DurationMS: 1500, Model: "gpt-5.1-codex"}); got != want {
 		t.Errorf("usage = %+v, want %+v", got, want)
 	}
 	line, _ := json.Marshal(map[string]any{"level": "INFO", "msg": CodexUsageMsg, "usage": got})
