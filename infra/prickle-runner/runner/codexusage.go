@@ -10,10 +10,10 @@ import (
 // A Codex run's usage: Codex 0.169.0's app server reports tokens, not
 // dollars, in thread/tokenUsage/updated notifications: the thread's running
 // total (over every run of the task, since the thread is resumed) and the
-// last response's. A resumed thread reports its total as it stood before
-// the run's first turn starts. codex-run adds up its own run and ends with
-// one line (CodexUsageMsg) that the runner reads from the run's output, as
-// it reads Claude Code's result. Its cost is 0: Codex says none.
+// last response's, by turn; a resumed thread reports the previous run's
+// last turn again. codex-run adds up the turns it started and ends with one
+// line (CodexUsageMsg) that the runner reads from the run's output, as it
+// reads Claude Code's result. Its cost is 0: Codex says none.
 
 // CodexUsageMsg is the msg of codex-run's last line, carrying its "usage".
 const CodexUsageMsg = "codex-run usage"
