@@ -118,6 +118,14 @@ describe('model spend: counted, shown, capped (pull mode, the real Claude Code)'
     const today = micros(spentBefore + ended.cost_usd);
     assert.match(await alice.locator('[data-agent="alice/writer"] .spend').innerText(), new RegExp(`Model spend: ${today} USD today`));
 
+    // The audit export has the run's spend.
+    const trail = await (await alice.request.get(`${base}/p/${PROJECT}/audit.json`)).json();
+    const line = trail.find((e) => e.action === 'run_spend' && e.task_id === first);
+    assert.ok(line, 'the audit trail has the run\'s spend');
+    assert.equal(line.actor, 'alice/writer');
+    assert.equal(line.via, 'prickle-runner');
+    assert.match(line.detail, new RegExp(`^run ${ended.run}: ${cost} USD, `));
+
     // 2. Over the cap: the owner is asked once; the owners page says so.
     const asked = await eventually(async () => ((await capEmails()).length ? capEmails() : null), { timeoutMs: 20000 });
     assert.ok(asked, 'alice was asked about the cap');
