@@ -270,6 +270,14 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     assert.equal(again.exit_code, 0);
     assert.ok(runLog(r, again.run).some((l) => l.msg === 'codex thread resumed'));
     assert.equal(linesOf(sideOf(taskId)), 1);
+    // Each run reports its own tokens (the stand-in's 10 in and 10 out per reply), not the thread's
+    // running total: together they are the thread's replies, once each.
+    const usage = (id) => runLog(r, id).find((l) => l.msg === 'codex-run usage')?.usage;
+    const [u1, u2] = [usage(runId), usage(again.run)];
+    assert.ok(u1?.input_tokens > 0 && u2?.input_tokens > 0, `each run reports its usage: ${JSON.stringify([u1, u2])}`);
+    assert.equal(u1.input_tokens + u2.input_tokens, 10 * requestsOf(taskId).length);
+    assert.equal(u1.output_tokens + u2.output_tokens, 10 * requestsOf(taskId).length);
+    assert.deepEqual([u1.model, u1.cost_usd, u2.model], ['gpt-5-standin', 0, 'gpt-5-standin']);
     await r.stop();
   });
 

@@ -120,7 +120,10 @@ func CodexMain(ctx context.Context, args []string, wake <-chan os.Signal, stdout
 	}
 	h := newCodexHost(opt, env, dir, RunMCP(env.MCPURL, 30*time.Second), log, wake)
 	h.stderr = stderr
-	if err := h.run(ctx); err != nil {
+	start := time.Now()
+	err = h.run(ctx)
+	log.Info(CodexUsageMsg, "task", env.TaskID, "run", env.RunID, "usage", h.usage.report(time.Since(start)))
+	if err != nil {
 		log.Error("codex-run ended", "task", env.TaskID, "run", env.RunID, "error", err.Error())
 		return 1
 	}
@@ -138,6 +141,7 @@ type codexHost struct {
 	stderr  io.Writer
 	session codexSession
 	items   *codexItems
+	usage   codexUsage
 
 	approvals chan rpcMessage
 	turns     chan turnEnd
@@ -250,7 +254,9 @@ func (h *codexHost) thread(ctx context.Context, rpc *rpcConn) (string, error) {
 		Thread struct {
 			ID string `json:"id"`
 		} `json:"thread"`
+		Model string `json:"model"`
 	}
+	defer func() { h.usage.setModel(r.Model) }()
 	settings := map[string]any{"cwd": h.dir, "approvalPolicy": codexApprovalPolicy, "sandbox": codexSandbox}
 	id, err := h.session.Thread()
 	if err != nil {
@@ -295,6 +301,7 @@ func (h *codexHost) turn(ctx context.Context, rpc *rpcConn, thread, text string)
 	if err := rpc.Call(ctx, "turn/start", params, &r); err != nil {
 		return turnEnd{}, err
 	}
+	h.usage.turn(r.Turn.ID)
 	h.log.Info("turn start", "turn", r.Turn.ID, "thread", thread)
 	for {
 		select {
@@ -356,6 +363,8 @@ func (h *codexHost) dispatch(rpc *rpcConn) {
 			default:
 				h.log.Warn("a turn end was not waited for", "turn", e.ID)
 			}
+		case m.Method == "thread/tokenUsage/updated":
+			h.usage.update(m.Params)
 		case m.Method == "error":
 			h.log.Warn("codex reported an error", "params", clip(string(m.Params), 1000))
 		}

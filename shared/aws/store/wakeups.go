@@ -207,3 +207,43 @@ func (s *Store) settleClaim(ctx context.Context, op, agent, id, claimHash, updat
 	}
 	return fmt.Errorf("%s wake-up %s of %s: %w", op, id, agent, wakeup.ErrStaleClaim)
 }
+
+// HoldWakeups keeps an agent's waiting wake-ups (not acknowledged, not yet
+// expired at now) until at least until, moving their ttl where it is
+// earlier, so wake-ups held back by a spending cap outlive the day they
+// wait for. It writes only those it moves, and says how many.
+func (s *Store) HoldWakeups(ctx context.Context, agent string, now, until time.Time) (int, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                aws.String(s.tables.Wakeups),
+		KeyConditionExpression:   aws.String("agent_id = :a"),
+		FilterExpression:         aws.String("attribute_not_exists(done_at) AND #ttl > :now AND #ttl < :until"),
+		ExpressionAttributeNames: map[string]string{"#ttl": "ttl"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":a": stringValue(agent), ":now": numberValue(now.Unix()), ":until": numberValue(until.Unix()),
+		},
+		ConsistentRead: aws.Bool(true),
+	}
+	ids, err := queryAll(ctx, s.db, in, func(r wakeupRecord) string { return r.ID })
+	if err != nil {
+		return 0, fmt.Errorf("wake-ups of %s to hold: %w", agent, err)
+	}
+	moved := 0
+	for _, id := range ids {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(s.tables.Wakeups),
+			Key:                       s.wakeupKey(agent, id),
+			UpdateExpression:          aws.String("SET #ttl = :until"),
+			ConditionExpression:       aws.String("attribute_exists(wakeup_id) AND attribute_not_exists(done_at) AND #ttl < :until"),
+			ExpressionAttributeNames:  map[string]string{"#ttl": "ttl"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":until": numberValue(until.Unix())},
+		})
+		if _, lost := failedCondition(err); lost {
+			continue
+		}
+		if err != nil {
+			return moved, fmt.Errorf("hold wake-up %s of %s: %w", id, agent, err)
+		}
+		moved++
+	}
+	return moved, nil
+}

@@ -3,7 +3,7 @@
 // page, Slack, a standing grant, a budget; as asked or as the owner edited
 // it), used, expired or withdrawn;
 // every result decision; every grant and budget change; every token minted
-// or revoked. Entries are appended, never updated: the store writes each one
+// or revoked; every run's model spend and every model-spend cap decision. Entries are appended, never updated: the store writes each one
 // once, with a condition that it is new, and no tool edits or deletes them.
 // It is pure: no AWS, no MCP.
 package audit
@@ -35,6 +35,8 @@ const (
 	// delivered to the agent's webhook; one minted at a runner's claim of a
 	// pull wake-up is via ViaWakeup(its id).
 	ViaWebhook = "wake-up webhook"
+	// ViaRunner is a runner's report: its run ended, with what it spent.
+	ViaRunner = "prickle-runner"
 )
 
 // ViaWakeup is how a run token minted at the claim of a pull wake-up came: "wake-up wk_…".
@@ -62,6 +64,13 @@ const (
 	TokenMinted    = "token_minted"
 	TokensRevoked  = "tokens_revoked"
 	TokenRevoked   = "token_revoked"
+	// RunSpend is one run's model spend as its runner reported it; the
+	// ModelCap actions are an owner's daily model-spend cap set, raised for
+	// a day or left as it is.
+	RunSpend       = "run_spend"
+	ModelCapSet    = "model_cap_set"
+	ModelCapRaised = "model_cap_raised"
+	ModelCapLeft   = "model_cap_left"
 )
 
 // MaxDetail bounds an entry's detail, in characters.

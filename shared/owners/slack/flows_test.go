@@ -11,6 +11,7 @@ import (
 	"github.com/useprickle/prickle/shared/aws/notify"
 	"github.com/useprickle/prickle/shared/aws/notify/outbox"
 	"github.com/useprickle/prickle/shared/domain/audit"
+	"github.com/useprickle/prickle/shared/domain/modelspend"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/owners/slack"
@@ -451,6 +452,43 @@ func runFlows(t *testing.T, newBackend func(t *testing.T) backend) {
 		h.click(blockActions("U0ALICE", notify.ActionApprove, h.buttonValue(notify.ActionApprove)))
 		if e := h.ephemerals(); len(e) != 1 || !strings.Contains(e[0], "already refused by alice") {
 			t.Errorf("ephemeral answers = %q", e)
+		}
+	})
+
+	t.Run("a model-spend cap reached: only its owner's Raise raises it, once, and the message says so", func(t *testing.T) {
+		h := newHarness(t, newBackend(t))
+		ctx := context.Background()
+		s := h.pendingStep("tsk_slack_cap")
+		if err := h.spend.SetCap(ctx, "alice", "website-v2", "alice/writer", 1_000_000, "test"); err != nil {
+			t.Fatal(err)
+		}
+		run := identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindRun, TaskID: s.TaskID, RunID: "run_cap"}
+		if _, err := h.spend.Record(ctx, run, modelspend.Report{CostUSD: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if m := h.messages("alice/writer reached 1 USD of model spend today"); len(m) != 1 {
+			t.Fatalf("the ask in Slack: %+v", h.box.List())
+		}
+		raise := h.buttonValue(notify.ActionCapRaise)
+		h.click(blockActions("U0BOB", notify.ActionCapRaise, raise))
+		h.click(blockActions("U0ALICE", notify.ActionApprove, raise)) // a cap's token on another button
+		if e := h.ephemerals(); len(e) != 2 || !strings.Contains(e[0], "Only alice can decide") || !strings.Contains(e[1], "decided nothing") {
+			t.Fatalf("ephemeral answers = %q", e)
+		}
+		if a, _ := h.spend.Spend(ctx, "alice/writer"); !a.Status().Over || a.Today.Decision != "" {
+			t.Fatalf("decided by the wrong click: %+v", a.Today)
+		}
+		h.click(blockActions("U0ALICE", notify.ActionCapRaise, raise))
+		a, _ := h.spend.Spend(ctx, "alice/writer")
+		if a.Status().Over || a.Today.RaisedTo != 3_000_000 || a.Today.DecidedBy != "alice" {
+			t.Fatalf("after alice's Raise: %+v", a.Today)
+		}
+		if r := h.messages("response: "); len(r) != 1 || !strings.Contains(r[0].raw, `"replace_original":true`) || !strings.Contains(r[0].raw, "raised for "+a.Today.Day+" to 3 USD by alice") {
+			t.Errorf("the message is not replaced by the outcome: %+v", r)
+		}
+		h.click(blockActions("U0ALICE", notify.ActionCapLeave, h.buttonValue(notify.ActionCapLeave)))
+		if e := h.ephemerals(); len(e) != 3 || !strings.Contains(e[2], "already decided by alice") {
+			t.Errorf("a second decision: %q", e)
 		}
 	})
 }

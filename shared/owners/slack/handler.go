@@ -17,6 +17,7 @@ import (
 	"github.com/useprickle/prickle/shared/aws/notify"
 	"github.com/useprickle/prickle/shared/domain/audit"
 	"github.com/useprickle/prickle/shared/domain/grant"
+	"github.com/useprickle/prickle/shared/domain/modelspend"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/team"
@@ -56,6 +57,11 @@ type Slack interface {
 	Respond(ctx context.Context, responseURL string, body json.RawMessage) error
 }
 
+// Caps decides owners' model-spend caps reached; *spendcap.Service satisfies it.
+type Caps interface {
+	Decide(ctx context.Context, owner, agent, day string, raise bool, via string) (modelspend.Status, error)
+}
+
 // Config is what the handler needs. An empty Secret turns the endpoint off (404).
 type Config struct {
 	Secret  []byte
@@ -64,6 +70,7 @@ type Config struct {
 	Owners  Owners
 	Steps   Steps
 	Decider Decider
+	Caps    Caps
 	Slack   Slack
 	Now     func() time.Time
 	Log     *slog.Logger
@@ -157,11 +164,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// button finds the Approve, Refuse, Approve + this call or Edit action of a block_actions payload.
+// button finds the Approve, Refuse, Approve + this call, Edit or cap (Raise / Leave) action of a block_actions payload.
 func button(in Interaction) (Action, bool) {
 	for _, a := range in.Actions {
 		switch a.ActionID {
-		case notify.ActionApprove, notify.ActionRefuse, notify.ActionAllowCall, notify.ActionEdit:
+		case notify.ActionApprove, notify.ActionRefuse, notify.ActionAllowCall, notify.ActionEdit, notify.ActionCapRaise, notify.ActionCapLeave:
 			return a, true
 		}
 	}
@@ -204,6 +211,10 @@ func (h *Handler) blockActions(ctx context.Context, in Interaction, o *outcome) 
 	c, why, ok := h.authorize(ctx, a.Value, in.User.ID, o)
 	if !ok {
 		h.ephemeral(ctx, in, why)
+		return
+	}
+	if capButton(a.ActionID) || c.Kind == link.KindCap {
+		h.capAction(ctx, in, a, c, o)
 		return
 	}
 	if a.ActionID == notify.ActionEdit {
@@ -369,9 +380,12 @@ func (h *Handler) editOf(ctx context.Context, c link.Claims, v *View, field stri
 // its message, not an error.
 func (h *Handler) decide(ctx context.Context, c link.Claims, approve bool, edited json.RawMessage, msg string) (string, error) {
 	var err error
-	if c.Kind == link.KindStep {
+	switch c.Kind {
+	case link.KindCap:
+		return "Nothing was decided: a model-spend cap is raised or left with its own buttons.", nil
+	case link.KindStep:
 		_, err = h.cfg.Decider.DecideStep(ctx, c.Owner, c.TaskID, c.StepID, approve, edited, msg, audit.ViaSlack)
-	} else {
+	default:
 		_, err = h.cfg.Decider.DecideResult(ctx, c.Owner, c.TaskID, c.Round, approve, msg, audit.ViaSlack)
 	}
 	var refusal *task.Refusal

@@ -37,7 +37,9 @@ type taskView struct {
 	Timeline    []timelineEntry
 	// Grants are the standing grants that can allow this task's calls: its
 	// exact-call grants and the pattern grants of its assignee.
-	Grants      []grantView
+	Grants []grantView
+	// Runs are the task's runs with their model spend.
+	Runs        runsView
 	Notice      string
 	NoticeClass string
 }
@@ -186,6 +188,9 @@ func (h *Handler) taskViewOf(r *http.Request, me session.Session) (*taskView, in
 	v.Grants = viewGrants(grants, me.Owner, now, func(g grant.Grant) bool {
 		return g.TaskID == t.ID || (g.Scope == grant.ScopePattern && g.Agent == t.Assignee)
 	})
+	if v.Runs, err = h.runsOf(r.Context(), t.ID); err != nil {
+		return nil, 0, err
+	}
 	for i := len(hist) - 1; i >= 0; i-- {
 		e := hist[i]
 		te := timelineEntry{At: e.At.UTC().Format(time.RFC3339), Ago: ago(now, e.At), By: e.By, Action: strings.ReplaceAll(e.Action, "_", " "), To: string(e.To)}
