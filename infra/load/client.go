@@ -68,12 +68,7 @@ func (c *mcpClient) call(ctx context.Context, token, tool string, args any) answ
 	if err != nil {
 		return answer{kind: kindTransport, text: err.Error()}
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
+	toolcall.SetHeaders(req, token, tool)
 	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {

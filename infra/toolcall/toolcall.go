@@ -7,6 +7,7 @@ package toolcall
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 )
 
@@ -43,4 +44,17 @@ func (a Answer) Text() string {
 		parts = append(parts, c.Text)
 	}
 	return strings.Join(parts, "")
+}
+
+// SetHeaders gives req what a 2026-07-28 client sends with a tools/call of
+// tool: the agent's bearer token, the content types and the routing
+// headers (Mcp-Method, Mcp-Name) that let the front send it straight to the
+// tool's function.
+func SetHeaders(req *http.Request, token, tool string) {
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
 }

@@ -1,6 +1,10 @@
 package toolcall
 
-import "testing"
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
 
 func TestParse(t *testing.T) {
 	tests := []struct {
@@ -28,5 +32,15 @@ func TestParse(t *testing.T) {
 				t.Errorf("error %+v, want %q", a.Error, tt.errMsg)
 			}
 		})
+	}
+}
+
+func TestSetHeadersRouteTheCallToItsTool(t *testing.T) {
+	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	SetHeaders(req, "ptk_x", "get_task")
+	for k, want := range map[string]string{"Authorization": "Bearer ptk_x", "Mcp-Method": "tools/call", "Mcp-Name": "get_task", "MCP-Protocol-Version": "2026-07-28"} {
+		if got := req.Header.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
 	}
 }

@@ -133,12 +133,7 @@ func (s *session) call(token, tool string, args any) (json.RawMessage, error) {
 		return nil, err
 	}
 	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(string(body)))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
+	toolcall.SetHeaders(req, token, tool)
 	w := httptest.NewRecorder()
 	s.mcp.ServeHTTP(w, req)
 	if err := s.file(); err != nil {

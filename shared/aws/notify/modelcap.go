@@ -2,7 +2,6 @@ package notify
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -34,14 +33,9 @@ func (n *Notifier) capReached(ctx context.Context, e event.Event) error {
 		return err
 	}
 	claims := link.ForCap(r.Agent, r.Day, o.Name, modelspend.NextDay(e.At))
-	sent := func(via string) message {
-		token := n.Signer.Sign(claims.DeliveredBy(via))
+	return n.ask(ctx, e, o, claims, "CAP#"+r.Agent, r.Day, func(token string) message {
 		return capReachedMessage(r, token, link.CapURL(n.BaseURL, token))
-	}
-	return errors.Join(
-		n.email(ctx, e, o, sent(link.ViaEmail)),
-		n.postSlack(ctx, e, o, "CAP#"+r.Agent, r.Day, sent(link.ViaSlack)),
-	)
+	})
 }
 
 // capReachedMessage is the ask: "alice/writer reached 20 USD of model spend

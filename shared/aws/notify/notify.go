@@ -105,14 +105,9 @@ func (n *Notifier) stepRequested(ctx context.Context, e event.Event) error {
 		return err
 	}
 	claims := link.ForStep(s.TaskID, s.ID, o.Name, s.ExpiresAt)
-	sent := func(via string) message { // each destination gets its own link, signed with where it went
-		token := n.Signer.Sign(claims.DeliveredBy(via))
+	return n.ask(ctx, e, o, claims, s.TaskID, s.ID, func(token string) message {
 		return stepRequestMessage(s, token, link.URL(n.BaseURL, token), s.ExpiresAt)
-	}
-	return errors.Join(
-		n.email(ctx, e, o, sent(link.ViaEmail)),
-		n.postSlack(ctx, e, o, s.TaskID, s.ID, sent(link.ViaSlack)),
-	)
+	})
 }
 
 func (n *Notifier) stepSettled(ctx context.Context, e event.Event) error {
@@ -144,14 +139,9 @@ func (n *Notifier) approvalRequested(ctx context.Context, e event.Event) error {
 		return err
 	}
 	claims := link.ForResult(t.ID, task.ResultRound(t), o.Name, n.now())
-	sent := func(via string) message { // each destination gets its own link, signed with where it went
-		token := n.Signer.Sign(claims.DeliveredBy(via))
+	return n.ask(ctx, e, o, claims, t.ID, ResultSubject, func(token string) message {
 		return approvalRequestMessage(t, token, link.URL(n.BaseURL, token), claims.Expires)
-	}
-	return errors.Join(
-		n.email(ctx, e, o, sent(link.ViaEmail)),
-		n.postSlack(ctx, e, o, t.ID, ResultSubject, sent(link.ViaSlack)),
-	)
+	})
 }
 
 func (n *Notifier) resultDecided(ctx context.Context, e event.Event) error {
@@ -189,6 +179,18 @@ func (n *Notifier) once(ctx context.Context, e event.Event, channel string, send
 	}
 	n.log().InfoContext(ctx, "notify: sent", "event", e.ID, "type", string(e.Type), "channel", channel, "task", e.TaskID)
 	return nil
+}
+
+// ask sends the owner a question with a link to decide it, by email and
+// in Slack: each destination gets its own link, signed with where it went
+// (link.Claims.DeliveredBy), and build writes the message around it. The
+// Slack message is kept under (key, subject) to be edited once decided.
+func (n *Notifier) ask(ctx context.Context, e event.Event, o team.Owner, claims link.Claims, key, subject string, build func(token string) message) error {
+	sent := func(via string) message { return build(n.Signer.Sign(claims.DeliveredBy(via))) }
+	return errors.Join(
+		n.email(ctx, e, o, sent(link.ViaEmail)),
+		n.postSlack(ctx, e, o, key, subject, sent(link.ViaSlack)),
+	)
 }
 
 func (n *Notifier) email(ctx context.Context, e event.Event, o team.Owner, m message) error {

@@ -12,7 +12,6 @@ import (
 	"github.com/useprickle/prickle/shared/domain/audit"
 	"github.com/useprickle/prickle/shared/domain/budget"
 	"github.com/useprickle/prickle/shared/domain/modelspend"
-	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -127,18 +126,7 @@ func (h *Handler) setCap(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	err := h.cfg.Spend.SetCap(r.Context(), me.Owner, p.Slug, r.PostForm.Get("agent"), perDay, decidedVia(audit.ViaOwners, me))
-	var refusal *task.Refusal
-	if errors.As(err, &refusal) {
-		h.ownersRefused(w, r, me, p, refusal.Msg)
-		return
-	}
-	if err != nil {
-		h.failed(w, r, err)
-		return
-	}
-	infoOf(r).outcome = "cap_set"
-	w.Header().Set("Location", "owners?done=cap")
-	w.WriteHeader(http.StatusSeeOther)
+	h.ownersChanged(w, r, me, p, err, "cap_set", "cap")
 }
 
 // ownersSpendOf is the owners page's model spend: every agent of the

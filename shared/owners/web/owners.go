@@ -146,16 +146,21 @@ func (h *Handler) ownersPage(w http.ResponseWriter, r *http.Request) {
 		h.failed(w, r, err)
 		return
 	}
-	switch r.URL.Query().Get("done") {
-	case "revoked":
-		v.Notice, v.NoticeClass = "Revoked: the next call it would have allowed asks you again.", "ok"
-	case "budget":
-		v.Notice, v.NoticeClass = "Budget saved.", "ok"
-	case "cap":
-		v.Notice, v.NoticeClass = "Cap saved: it applies from now; an agent under its new cap starts its waiting work at once.", "ok"
+	if notice, ok := ownersNotices[r.URL.Query().Get("done")]; ok {
+		v.Notice, v.NoticeClass = notice, "ok"
 	}
 	h.render(w, r, http.StatusOK, "owners.html", v)
 }
+
+// ownersNotices are what the owners page says after a change (its done=).
+var ownersNotices = map[string]string{
+	"revoked": noticeRevoked,
+	"budget":  "Budget saved.",
+	"cap":     "Cap saved: it applies from now; an agent under its new cap starts its waiting work at once.",
+}
+
+// noticeRevoked is said by the owners page and the task page after a grant is revoked.
+const noticeRevoked = "Revoked: the next call it would have allowed asks you again."
 
 func (h *Handler) ownersViewOf(r *http.Request, me session.Session, p team.Project) (*ownersView, error) {
 	ctx := r.Context()
@@ -228,6 +233,25 @@ func (h *Handler) ownersRefused(w http.ResponseWriter, r *http.Request, me sessi
 	h.render(w, r, http.StatusConflict, "owners.html", v)
 }
 
+// ownersChanged answers an owners-page form once its change was made or
+// refused: the page again with the rules' refusal, or back to the page with
+// done=<done> (the outcome logged).
+func (h *Handler) ownersChanged(w http.ResponseWriter, r *http.Request, me session.Session, p team.Project, err error, outcome, done string) {
+	var refusal *task.Refusal
+	if errors.As(err, &refusal) {
+		infoOf(r).outcome = "refused_by_rules"
+		h.ownersRefused(w, r, me, p, refusal.Msg)
+		return
+	}
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	infoOf(r).outcome = outcome
+	w.Header().Set("Location", "owners?done="+done)
+	w.WriteHeader(http.StatusSeeOther)
+}
+
 // revokeGrant is POST /p/{project}/grants/{grant}/revoke; back= says where to return (owners or the task).
 func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request) {
 	me, p, _, ok := h.projectPage(w, r)
@@ -281,18 +305,7 @@ func (h *Handler) setBudget(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, err = h.cfg.Service.SetBudget(r.Context(), b, decidedVia(audit.ViaOwners, me))
-	var refusal *task.Refusal
-	if errors.As(err, &refusal) {
-		h.ownersRefused(w, r, me, p, refusal.Msg)
-		return
-	}
-	if err != nil {
-		h.failed(w, r, err)
-		return
-	}
-	infoOf(r).outcome = "budget_set"
-	w.Header().Set("Location", "owners?done=budget")
-	w.WriteHeader(http.StatusSeeOther)
+	h.ownersChanged(w, r, me, p, err, "budget_set", "budget")
 }
 
 // auditExport is GET /p/{project}/audit.csv and /p/{project}/audit.json: the

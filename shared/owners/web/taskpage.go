@@ -107,19 +107,19 @@ func (h *Handler) taskPage(w http.ResponseWriter, r *http.Request) {
 		h.failed(w, r, err)
 		return
 	}
-	switch r.URL.Query().Get("decided") {
-	case "approved":
-		v.Notice, v.NoticeClass = "Approved: your decision is recorded and the agent is told.", "ok"
-	case "granted":
-		v.Notice, v.NoticeClass = "Approved, and your standing grant is saved: calls it covers are allowed without asking until it expires or you revoke it.", "ok"
-	case "revoked":
-		v.Notice, v.NoticeClass = "Revoked: the next call it would have allowed asks you again.", "ok"
-	case "refused":
-		v.Notice, v.NoticeClass = "Refused: your decision is recorded and the agent is told.", "ok"
-	case "edited":
-		v.Notice, v.NoticeClass = "Approved as you edited it: your decision is recorded, and the run may make your edited call once.", "ok"
+	if notice, ok := taskNotices[r.URL.Query().Get("decided")]; ok {
+		v.Notice, v.NoticeClass = notice, "ok"
 	}
 	h.renderTask(w, r, status, v)
+}
+
+// taskNotices are what the task page says after a decision made on it (its decided=).
+var taskNotices = map[string]string{
+	"approved": "Approved: your decision is recorded and the agent is told.",
+	"granted":  "Approved, and your standing grant is saved: calls it covers are allowed without asking until it expires or you revoke it.",
+	"revoked":  noticeRevoked,
+	"refused":  "Refused: your decision is recorded and the agent is told.",
+	"edited":   "Approved as you edited it: your decision is recorded, and the run may make your edited call once.",
 }
 
 // renderTask lets screenshots load inline from the allowed image hosts
