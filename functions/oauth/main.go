@@ -1,5 +1,5 @@
 // Command oauth is the Lambda function behind Prickle's OAuth 2.1
-// authorization server (issue #11): metadata, client registration, the
+// authorization server: metadata, client registration, the
 // owner's consent, tokens and the connected-clients page.
 package main
 

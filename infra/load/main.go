@@ -19,7 +19,7 @@
 //	-max-unexpected N  unexpected answers tolerated (default 0)
 //	-settle D        how long a history may take to catch up with its task (default 10s)
 //
-// With -scale it measures the local stack instead (issue #14's tables): it
+// With -scale it measures the local stack instead (the scale tables of docs/measurements.md): it
 // starts a stack of its own, grows one project to -scale-tasks tasks timing
 // read_room, get_task and hand_off_task (median of 11) on the way, restarts
 // the stack on that state timing how long it takes to be ready, then plays

@@ -21,7 +21,7 @@ import (
 	"github.com/useprickle/prickle/shared/team/admin"
 )
 
-// scaleOptions are the -scale mode's flags: issue #14's two tables.
+// scaleOptions are the -scale mode's flags: the two scale tables of docs/measurements.md.
 type scaleOptions struct {
 	tasks    int           // grow one project to this many tasks
 	levels   []int         // concurrent agents per run

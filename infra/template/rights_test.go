@@ -47,7 +47,7 @@ var need = map[string]Rights{
 	// out everywhere lists and revokes the owner's OAuth grants (oauth) and
 	// their access tokens (directory).
 	"WebFunction": {Reads: []string{directory, tasks, steps, pulse, oauth}, Writes: []string{directory, tasks, steps, oauth}, Publishes: true, Secrets: true},
-	// oauth (issue #11) keeps clients, codes, refresh tokens and consents
+	// oauth keeps clients, codes, refresh tokens and consents
 	// (oauth), stores access tokens and new agents and reads sessions
 	// (directory, TOKEN#, AGENT# and membership keys), and reads the signing key for session cookies.
 	"OauthFunction": {Reads: []string{directory, oauth}, Writes: []string{directory, oauth}, Secrets: true},

@@ -1,5 +1,5 @@
 // The real Claude Code (2.1.328, pinned in package.json) as a woken run whose permission prompt is
-// Prickle's request_step (issue 8), against the running local stack. No account, no network: the
+// Prickle's request_step, against the running local stack. No account, no network: the
 // model is a scripted stand-in of the Messages API on loopback (standin.mjs) that asks for one Bash
 // call which appends a line to a side-effect file, then ends. Claude Code is started as
 // docs/running-agents.md says (--mcp-config with a run token, --permission-prompt-tool mcp__prickle__request_step,

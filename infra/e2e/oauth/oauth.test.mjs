@@ -1,4 +1,4 @@
-// Connect from the web (issue #11, acceptance 1): the official TypeScript SDK's client auth (`auth()`
+// Connect from the web: the official TypeScript SDK's client auth (`auth()`
 // with an OAuthClientProvider) discovers the authorization server from the 401 of /mcp, registers
 // itself (RFC 7591), sends the owner to authorize with PKCE, and exchanges the code; headless
 // Chromium at a phone's size plays alice: the sign-in link from the dev outbox, then the consent page.

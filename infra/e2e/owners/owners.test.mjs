@@ -1,4 +1,4 @@
-// "Owners at ease", end to end (issue 13, acceptance 2, 3 and 4) against the running local stack:
+// "Owners at ease", end to end against the running local stack:
 // the official TypeScript MCP SDK client for the agents (woken runs with the run tokens the wake-ups
 // carry), the dev outbox for what the owner and the wake URLs receive, and headless Chromium for the
 // owner, who approves with a standing grant on the approval page, revokes it on the task page, sets a

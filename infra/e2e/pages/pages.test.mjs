@@ -1,4 +1,4 @@
-// The pages people keep open (issue 5), against the running local stack, in headless Chromium:
+// The pages people keep open, against the running local stack, in headless Chromium:
 // owner sign-in by link (from the dev outbox, the way the owner gets it), Team Pulse updating
 // itself after an agent's update_pulse, the board, a task page where the owner approves a pending
 // step, 404 for another owner's project, used / expired / tampered sign-in links refused, no page

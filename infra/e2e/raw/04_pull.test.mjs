@@ -1,4 +1,4 @@
-// Pull mode on the local stack (issue #8, the server side): an agent switched to pull with the admin
+// Pull mode on the local stack (the server side): an agent switched to pull with the admin
 // CLI gets its wake-ups from POST /runner/claim (agent token, long poll), exactly one claimer each,
 // with a run token that works on /mcp, and acknowledges them with POST /runner/ack.
 import { describe, test } from 'node:test';

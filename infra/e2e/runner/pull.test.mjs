@@ -1,4 +1,4 @@
-// prickle-runner end to end in pull mode (issue 8, acceptance 3) against the running local stack:
+// prickle-runner end to end in pull mode against the running local stack:
 // alice/writer has no webhook (`admin set-wake --pull`), so her wake-ups are stored and her runners
 // claim them with her agent token (POST /runner/claim, a long poll) and acknowledge each once its
 // run has started (POST /runner/ack).

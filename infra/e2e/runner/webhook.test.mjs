@@ -1,4 +1,4 @@
-// prickle-runner end to end in webhook mode (issue 8) against the running local stack: the runner is
+// prickle-runner end to end in webhook mode against the running local stack: the runner is
 // built from infra/prickle-runner and started with a config file as docs/running-agents.md (webhook mode)
 // shows; it starts the real Claude Code (pinned in package.json) for each wake-up, against a scripted
 // stand-in of the Messages API on loopback (no account, no network). The owner decides in headless

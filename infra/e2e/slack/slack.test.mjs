@@ -1,4 +1,4 @@
-// Approve inside Slack (issue 13), end to end against the running local stack: the woken run asks
+// Approve inside Slack, end to end against the running local stack: the woken run asks
 // through the official TypeScript MCP SDK, alice's Slack message in the dev outbox carries the
 // Approve and Refuse buttons, and this suite plays Slack: it posts the documented interaction
 // payloads (block_actions, view_submission) to /slack/interactivity, signed with the stack's

@@ -1,4 +1,4 @@
-// "Owners decide", end to end (issue 3, acceptance 1, 2, 4 and 6) against the running local stack:
+// "Owners decide", end to end against the running local stack:
 // the official TypeScript MCP SDK client for the agents, the dev outbox for what the owner and the
 // agents' wake URLs receive, and headless Chromium at a phone's size (390×844) for the owner.
 //

@@ -271,7 +271,7 @@ describe('TypeScript SDK client', { skip: skipUnlessStack(skipReason) }, () => {
     await refused('writer', 'save_checkpoint', { task_id: t0.id, progress: 'still going' }, ['cancelled']);
   });
 
-  test("wrong-caller refusals name the task's state and who may act (issue #2 acceptance 4)", async () => {
+  test("wrong-caller refusals name the task's state and who may act", async () => {
     const t0 = await handOff('alice/writer', {});
     const problems = [];
     const expectState = async (who, name, args, state) => {

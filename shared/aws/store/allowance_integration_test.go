@@ -93,7 +93,7 @@ func (f ownersFixture) push(t *testing.T, branch, toolUseID string) team.Request
 	return out
 }
 
-// TestGrantSparesRepeatedAsksUntilRevoked is acceptance 2 of issue 13: a
+// TestGrantSparesRepeatedAsksUntilRevoked: a
 // run that pushes the same branch five times is asked once; a pattern grant
 // allows the pushes; a near miss still asks; revoking makes the next push ask.
 func TestGrantSparesRepeatedAsksUntilRevoked(t *testing.T) {
@@ -245,7 +245,7 @@ func TestRacingGrantUses(t *testing.T) {
 	}
 }
 
-// TestRacingSpendingNeverOverspends is acceptance 3 of issue 13: 20 racing
+// TestRacingSpendingNeverOverspends: 20 racing
 // spending steps of 5 USD against a 50 USD budget allow at most 50 USD. Each
 // racer is answered as the seed says, with no tool error: allowed, or denied
 // "still waiting" while the owner is asked once, about the one step that

@@ -13,7 +13,7 @@ import (
 	"github.com/useprickle/prickle/shared/auth/oauthgrant"
 )
 
-// The OAuth table (issue #11) keeps the authorization server's state, by pk:
+// The OAuth table keeps the authorization server's state, by pk:
 //
 //	client  CLIENT#<client_id>         sk CLIENT  (dynamically registered clients)
 //	record  <kind>#<sha256 hex>        sk RECORD  (codes, PKCE challenges, refresh tokens,

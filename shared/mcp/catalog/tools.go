@@ -131,7 +131,7 @@ func (t *Tool) ValidateInput(args json.RawMessage) error {
 // ValidateOutput checks a result against the output schema: the tests
 // hold every tool's results to it (the unit tests here, the e2e clients
 // with their own validators). The server does not check each answer again:
-// that was about 40 % of a call's allocations (issue #12).
+// that was about 40 % of a call's allocations.
 func (t *Tool) ValidateOutput(out json.RawMessage) error {
 	if err := t.compile(); err != nil {
 		return err

@@ -140,7 +140,7 @@ func (wt *wireTeam) newTask(t *testing.T, moves ...string) string {
 // TestRequestsPerToolCall drives real tool calls through the MCP endpoint
 // and counts the DynamoDB requests each one sends on the wire (token lookup
 // included): a change that adds a request to a tool fails here. The
-// maxima are those of issue #12 so far.
+// maxima are those measured so far.
 func TestRequestsPerToolCall(t *testing.T) {
 	wt := newWireTeam(t)
 	ctx := context.Background()

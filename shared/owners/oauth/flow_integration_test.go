@@ -243,7 +243,7 @@ func TestNewAgentAtConsent(t *testing.T) {
 	}
 }
 
-// TestAttacks: each attack of issue #11 refused.
+// TestAttacks: each attack refused.
 func TestAttacks(t *testing.T) {
 	s := newStack(t)
 	client := s.register(redirectURI)

@@ -10,7 +10,7 @@ import (
 	"github.com/useprickle/prickle/shared/domain/audit"
 )
 
-// Who may decide with an approval link (issue #9, item 5). A link names,
+// Who may decide with an approval link. A link names,
 // signed, where it was delivered: an email reaches the owner alone, so the
 // link decides by itself; a Slack channel is read by others, so its link
 // decides only with its owner signed in (the page offers the sign-in and
@@ -78,7 +78,7 @@ const nextCookie = "prickle_next"
 
 // returnPath is what a return path may be, relative to the site root: an
 // approval link's page or a cap link's (a token is base64url "." base64url),
-// or an OAuth consent page (issue #11: the flow resumes after the sign-in link).
+// or an OAuth consent page (the flow resumes after the sign-in link).
 var returnPath = regexp.MustCompile(`^(?:[ac]/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+|oauth/consent/[A-Za-z0-9_-]{1,64})$`)
 
 // maxReturnPath bounds a remembered return path, as every stored input is bounded.

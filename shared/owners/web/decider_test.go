@@ -48,7 +48,7 @@ func (e *roomEnv) stepStatus(taskID, stepID string) (step.Status, string) {
 	return st.Status, st.DecidedBy
 }
 
-// runWhoMayDecide is the rule of issue #9, item 5: a link posted to a
+// runWhoMayDecide is the rule: a link posted to a
 // shared destination (Slack) decides only with its owner signed in, and the
 // page asks her to sign in and brings her back; a signed-in different owner
 // is refused (403) on any link; an emailed link decides by itself.

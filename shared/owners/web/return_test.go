@@ -6,7 +6,7 @@ import (
 )
 
 // TestValidReturn: a sign-in comes back only to an approval page or an
-// OAuth consent page (issue #11), never to another path or another site.
+// OAuth consent page, never to another path or another site.
 func TestValidReturn(t *testing.T) {
 	for _, c := range []struct {
 		next string
