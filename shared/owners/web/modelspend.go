@@ -126,7 +126,7 @@ func (h *Handler) setCap(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	err := h.cfg.Spend.SetCap(r.Context(), me.Owner, p.Slug, r.PostForm.Get("agent"), perDay, decidedVia(audit.ViaOwners, me))
-	h.ownersChanged(w, r, me, p, err, "cap_set", "cap")
+	h.ownersChanged(w, r, me, p, err, "cap_set", "owners?done=cap")
 }
 
 // ownersSpendOf is the owners page's model spend: every agent of the

@@ -234,9 +234,9 @@ func (h *Handler) ownersRefused(w http.ResponseWriter, r *http.Request, me sessi
 }
 
 // ownersChanged answers an owners-page form once its change was made or
-// refused: the page again with the rules' refusal, or back to the page with
-// done=<done> (the outcome logged).
-func (h *Handler) ownersChanged(w http.ResponseWriter, r *http.Request, me session.Session, p team.Project, err error, outcome, done string) {
+// refused: the owners page again with the rules' refusal, or a redirect to
+// back (the outcome logged).
+func (h *Handler) ownersChanged(w http.ResponseWriter, r *http.Request, me session.Session, p team.Project, err error, outcome, back string) {
 	var refusal *task.Refusal
 	if errors.As(err, &refusal) {
 		infoOf(r).outcome = "refused_by_rules"
@@ -248,7 +248,7 @@ func (h *Handler) ownersChanged(w http.ResponseWriter, r *http.Request, me sessi
 		return
 	}
 	infoOf(r).outcome = outcome
-	w.Header().Set("Location", "owners?done="+done)
+	w.Header().Set("Location", back)
 	w.WriteHeader(http.StatusSeeOther)
 }
 
@@ -268,23 +268,11 @@ func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request) {
 		via = audit.ViaPage
 	}
 	_, err := h.cfg.Service.RevokeGrant(r.Context(), me.Owner, p.Slug, r.PathValue("grant"), decidedVia(via, me))
-	var refusal *task.Refusal
-	if errors.As(err, &refusal) {
-		infoOf(r).outcome = "refused_by_rules"
-		h.ownersRefused(w, r, me, p, refusal.Msg)
-		return
-	}
-	if err != nil {
-		h.failed(w, r, err)
-		return
-	}
-	infoOf(r).outcome = "revoked"
 	back := "../../owners?done=revoked"
 	if validTaskID(t) {
 		back = "../../../../t/" + url.PathEscape(t) + "?decided=revoked"
 	}
-	w.Header().Set("Location", back)
-	w.WriteHeader(http.StatusSeeOther)
+	h.ownersChanged(w, r, me, p, err, "revoked", back)
 }
 
 // setBudget is POST /p/{project}/budgets: the signed-in owner's own budget.
@@ -305,7 +293,7 @@ func (h *Handler) setBudget(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, err = h.cfg.Service.SetBudget(r.Context(), b, decidedVia(audit.ViaOwners, me))
-	h.ownersChanged(w, r, me, p, err, "budget_set", "budget")
+	h.ownersChanged(w, r, me, p, err, "budget_set", "owners?done=budget")
 }
 
 // auditExport is GET /p/{project}/audit.csv and /p/{project}/audit.json: the
