@@ -3,7 +3,8 @@
 // /runner/claim, a long poll that mints each run token), keep them while
 // their runs go (POST /runner/extend) and acknowledge them (POST
 // /runner/ack); a runner ends a run's token when the run is over (POST
-// /runner/ended).
+// /runner/ended), and a run's hook reads its project's file-claim settings
+// (POST /runner/project).
 package main
 
 import (
@@ -15,6 +16,7 @@ import (
 	"github.com/useprickle/prickle/shared/aws/lambdahttp"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/jobs/runner"
+	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/admin"
 )
 
@@ -26,5 +28,5 @@ func build(_ context.Context, log *slog.Logger) (http.Handler, error) {
 		return nil, err
 	}
 	st := store.FromEnv()
-	return runner.New(runner.Config{Tokens: st, Queue: st, Runs: admin.New(st), Log: log, Visibility: visibility}), nil
+	return runner.New(runner.Config{Tokens: st, Queue: st, Runs: admin.New(st), Settings: team.New(st), Log: log, Visibility: visibility}), nil
 }

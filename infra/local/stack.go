@@ -235,7 +235,7 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 	if err != nil {
 		return nil, err
 	}
-	runners := runner.New(runner.Config{Tokens: e.store, Queue: e.store, Runs: admin.New(e.store), Log: log.With("function", "runner"), Visibility: visibility})
+	runners := runner.New(runner.Config{Tokens: e.store, Queue: e.store, Runs: admin.New(e.store), Settings: team.New(e.store), Log: log.With("function", "runner"), Visibility: visibility})
 	keys, err := session.NewKeys(e.signer.Key)
 	if err != nil {
 		return nil, err

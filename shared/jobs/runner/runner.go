@@ -6,6 +6,8 @@
 // itself. One not acknowledged comes back after the visibility timeout with
 // a new receipt and a new run token, and the earlier claim's token ends.
 // POST /runner/ended, with a run token, ends that token: the run is over.
+// POST /runner/project, with a run token, reads the project's file-claim
+// settings (project.go).
 package runner
 
 import (
@@ -70,7 +72,9 @@ type Config struct {
 	Tokens identity.TokenLookup
 	Queue  Queue
 	Runs   Runs
-	Log    *slog.Logger
+	// Settings answers ProjectPath; *team.Service is one.
+	Settings Settings
+	Log      *slog.Logger
 	// Visibility is how long a claimed wake-up is hidden from other claims
 	// (wakeup.DefaultVisibility unless set, e.g. from PRICKLE_WAKE_VISIBILITY_SECONDS).
 	Visibility time.Duration
@@ -130,9 +134,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	rec.Header().Set("Cache-Control", "no-store")
 	path := strings.TrimSuffix(r.URL.Path, "/")
-	if path != ClaimPath && path != AckPath && path != ExtendPath && path != EndedPath {
+	if path != ClaimPath && path != AckPath && path != ExtendPath && path != EndedPath && path != ProjectPath {
 		line.outcome = "not_found"
-		writeError(rec, http.StatusNotFound, "no such endpoint: POST "+ClaimPath+", "+ExtendPath+", "+AckPath+" or "+EndedPath)
+		writeError(rec, http.StatusNotFound, "no such endpoint: POST "+ClaimPath+", "+ExtendPath+", "+AckPath+", "+EndedPath+" or "+ProjectPath)
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -141,7 +145,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, http.StatusMethodNotAllowed, path+" takes POST")
 		return
 	}
-	caller, bearer, err := h.authenticate(r, path == EndedPath)
+	caller, bearer, err := h.authenticate(r, path == EndedPath || path == ProjectPath)
 	if err != nil {
 		line.outcome = "unauthorized"
 		rec.Header().Set("WWW-Authenticate", `Bearer realm="prickle"`)
@@ -165,6 +169,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.claim(r.Context(), rec, caller, body, line)
 	case EndedPath:
 		h.ended(r.Context(), rec, caller, bearer, line)
+	case ProjectPath:
+		h.project(r.Context(), rec, caller, body, line)
 	default:
 		h.settle(r.Context(), rec, path, caller, body, line)
 	}
@@ -172,11 +178,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // authenticate accepts an agent token for the wake-ups (a run token is
 // bound to one task and must not see the agent's other wake-ups), and a run
-// token only for EndedPath (which ends that token, never the agent's).
+// token only for EndedPath (which ends that token, never the agent's) and
+// ProjectPath (what the run's hook reads).
 func (h *Handler) authenticate(r *http.Request, run bool) (identity.Caller, string, error) {
 	refusal := "unauthorized: send Authorization: Bearer <your Prickle agent token>"
 	if run {
-		refusal = "unauthorized: send Authorization: Bearer <the run token of the run that ended>"
+		refusal = "unauthorized: send Authorization: Bearer <the run's token>"
 	}
 	bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || len(bearer) > 256 {
@@ -188,7 +195,7 @@ func (h *Handler) authenticate(r *http.Request, run bool) (identity.Caller, stri
 	}
 	switch {
 	case run && caller.Kind != identity.KindRun:
-		return identity.Caller{}, "", errors.New("unauthorized: " + EndedPath + " ends a run's token and takes that run token, not an agent token")
+		return identity.Caller{}, "", errors.New("unauthorized: " + EndedPath + " and " + ProjectPath + " take a run's token, not an agent token")
 	case !run && caller.Kind != identity.KindAgent:
 		return identity.Caller{}, "", errors.New("unauthorized: wake-ups are claimed with the agent's token, not a run token")
 	}
