@@ -349,6 +349,7 @@ func (r *Runner) execute(d *delivery) {
 	checkpoint := r.settle(ctx, w, view, how, logPath)
 	ended := !exit.Stopped
 	if ended {
+		r.releaseClaims(w, sessionDir, paused)
 		// Its token ends with it: a later wake-up of the task brings a new one.
 		if err := r.Tasks.EndRun(ctx, w.RunToken); err != nil {
 			r.Out.Warn("run token not ended", "task", w.TaskID, "run", w.RunID, "error", err.Error())
