@@ -138,7 +138,8 @@ func GuardedHook(ctx context.Context, in io.Reader, out io.Writer, env HookEnv, 
 	case h == nil:
 		return c.askThenClaim(ctx, out, plain, env, steps, rel)
 	case c.settings.FileGuard == pulse.GuardWarn:
-		return c.annotated(out, plain, env, steps, h.warned(rel, now))
+		// An edit the allow-list does not cover is asked as any call is, the holder named.
+		return c.annotated(out, plain, env, reasoned{Steps: steps, reason: h.asked(rel, now)}, h.warned(rel, now))
 	case c.settings.FileGuard == pulse.GuardAsk:
 		ask := env
 		ask.Allowed = slices.DeleteFunc(slices.Clone(env.Allowed), func(a string) bool { return allowListed(call.ToolName, []string{a}) })

@@ -409,3 +409,21 @@ func TestWithContext(t *testing.T) {
 		t.Errorf("no note changed the answer: %s", got)
 	}
 }
+
+// Under warn, an edit the allow-list does not cover is asked as any call
+// is, the holder named; allowed, it goes ahead with the warning, unclaimed.
+func TestGuardedHookWarnAsksWhatTheAllowListDoesNot(t *testing.T) {
+	r := newClaimRig(t, "warn")
+	r.room.entries = []pulse.Entry{{AgentID: "bob/coder", TaskID: str("tsk_theirs"), Files: []string{"src/app.ts"}, UpdatedAt: time.Now()}}
+	r.asker.answer = StepAnswer{Behavior: "allow", Status: "consumed", StepID: "stp_1", Message: "allowed"}
+	got, raw := r.hook(t, r.edit(t, "Edit", "file_path", filepath.Join(r.root, "src/app.ts")))
+	if got.Decision != "allow" || !strings.Contains(got.Context, "bob/coder holds src/app.ts") || !strings.Contains(got.Context, "file guard warn") {
+		t.Errorf("answer %s", raw)
+	}
+	if len(r.asker.reasons) != 1 || !strings.Contains(r.asker.reasons[0], "bob/coder holds src/app.ts for task tsk_theirs") {
+		t.Errorf("asked with %q", r.asker.reasons)
+	}
+	if len(r.room.updates) != 0 {
+		t.Errorf("claimed: %+v", r.room.updates)
+	}
+}

@@ -43,7 +43,8 @@ type Room interface {
 const ProjectPath = "/runner/project"
 
 // ErrNoClaims is ClaimSettings' answer from a Prickle without file claims
-// (no ProjectPath): the run's edits are neither claimed nor guarded.
+// (no ProjectPath, or a project the run's agent is not in): the run's edits
+// are neither claimed nor guarded.
 var ErrNoClaims = errors.New("this Prickle has no file claims")
 
 // ClaimSettings reads the project's settings with the run's token.
@@ -66,8 +67,9 @@ func (m *MCPTasks) ClaimSettings(ctx context.Context, token, project string) (Cl
 	}
 	switch resp.StatusCode {
 	case http.StatusOK:
-	case http.StatusNotFound:
-		return ClaimSettings{}, fmt.Errorf("project settings: %w (%s)", ErrNoClaims, clip(string(b), 300))
+	case http.StatusNotFound, http.StatusForbidden:
+		// 404: no such endpoint (or project); 403: API Gateway's REST API on a path it does not route.
+		return ClaimSettings{}, fmt.Errorf("project settings: %w (HTTP %d %s)", ErrNoClaims, resp.StatusCode, clip(string(b), 300))
 	default:
 		return ClaimSettings{}, fmt.Errorf("project settings: HTTP %d %s", resp.StatusCode, clip(string(b), 300))
 	}
