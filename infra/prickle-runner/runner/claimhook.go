@@ -87,6 +87,9 @@ func GuardedHook(ctx context.Context, in io.Reader, out io.Writer, env HookEnv, 
 	if err != nil {
 		return fmt.Errorf("hook: read input: %w", err)
 	}
+	// The claims and the owner's answer share the hook's time: Claude Code gives up on a hook after hookTimeoutSeconds.
+	ctx, cancelAll := context.WithTimeout(ctx, (hookTimeoutSeconds-10)*time.Second)
+	defer cancelAll()
 	plain := func(w io.Writer, e HookEnv, s Steps) error { return RunHook(ctx, bytes.NewReader(b), w, e, s) }
 	var call editCall
 	if len(b) > maxHookInput || json.Unmarshal(b, &call) != nil || (call.Event != "" && call.Event != "PreToolUse") ||
