@@ -8,7 +8,7 @@ TOOLS := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 E2E_NODE := infra/e2e/node_modules/.package-lock.json
 
-.PHONY: local test lint unit fuzz integration e2e deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure load sam-local e2e-sam
+.PHONY: local test lint unit fuzz integration e2e deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure load sam-local e2e-sam docs
 
 ## local: start the emulator, create tables from template.yaml, seed website-v2, serve /mcp on 127.0.0.1:$${PORT:-3000}
 ## (installs only the emulator into .venv: infra/requirements-local.txt)
@@ -165,7 +165,7 @@ e2e-rie: venv node rie
 	go run ./infra/rie -e2e -gateway http
 	go test -count=1 -tags rie ./infra/rie/
 
-## sam-local: Prickle the SAM way (README "Try it with sam local"; needs Docker): the offline base
+## sam-local: Prickle the SAM way (docs/sam-local.md; needs Docker): the offline base
 ## image, sam build for x86_64, the emulator (unless PRICKLE_DYNAMODB_ENDPOINT names one), tables and
 ## seed, the env-vars file, then sam local start-api (/mcp) and start-lambda (mcp's tool calls) with
 ## warm containers; files in .prickle/sam-local
@@ -178,6 +178,11 @@ sam-local: venv
 e2e-sam: venv node
 	infra/samlocal/e2e.sh
 
-## measure: binary sizes and RIE init durations, as the markdown table of the README's Deploy section
+## docs: the parts of the docs the tool catalog decides (README's tool table, docs/tools.md's reference);
+## go test ./infra/tooldocs fails when they are stale
+docs:
+	go run ./infra/tooldocs
+
+## measure: binary sizes and RIE init durations, as the markdown table of docs/measurements.md
 measure: venv rie
 	infra/measure/measure.sh

@@ -3,8 +3,11 @@
 // /runner/claim, a long poll that mints each run token), keep them while
 // their runs go (POST /runner/extend) and acknowledge them (POST
 // /runner/ack); a runner ends a run's token when the run is over (POST
-// /runner/ended), and a run's hook reads its project's file-claim settings
-// (POST /runner/project).
+// /runner/ended, with the run's model usage); a runner woken by webhook asks
+// whether a run may start under its agent's model-spend cap (POST
+// /runner/start); a run's hook reads its project's file-claim settings
+// (POST /runner/project). Asks of an owner whose agent reached its cap go
+// out on the EventBridge bus.
 package main
 
 import (
@@ -12,12 +15,14 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/useprickle/prickle/shared/aws/bus"
 	"github.com/useprickle/prickle/shared/aws/config"
 	"github.com/useprickle/prickle/shared/aws/lambdahttp"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/jobs/runner"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/admin"
+	"github.com/useprickle/prickle/shared/team/spendcap"
 )
 
 func main() { lambdahttp.Run(build) }
@@ -28,5 +33,5 @@ func build(_ context.Context, log *slog.Logger) (http.Handler, error) {
 		return nil, err
 	}
 	st := store.FromEnv()
-	return runner.New(runner.Config{Tokens: st, Queue: st, Runs: admin.New(st), Settings: team.New(st), Log: log, Visibility: visibility}), nil
+	return runner.New(runner.Config{Tokens: st, Queue: st, Runs: admin.New(st), Spend: spendcap.New(st, bus.FromEnv(), log), Settings: team.New(st), Log: log, Visibility: visibility}), nil
 }

@@ -1,5 +1,6 @@
 // Command slack is the Lambda function behind POST /slack/interactivity:
-// the Approve and Refuse buttons of owners' Slack messages. It verifies
+// the Approve and Refuse buttons of owners' Slack messages (and the Raise /
+// Leave buttons of a model-spend cap reached). It verifies
 // Slack's signed requests, decides as the owner (only the owner's own Slack
 // user may), opens the Refuse modal with the bot token, and answers other
 // people ephemerally; decisions go out on the EventBridge bus, and notify
@@ -19,6 +20,7 @@ import (
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/owners/slack"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/spendcap"
 )
 
 func main() { lambdahttp.Run(build) }
@@ -42,7 +44,7 @@ func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 		return nil, err
 	}
 	if token == "" {
-		log.Warn("no Slack bot token: Approve works, the Refuse modal cannot open")
+		log.Warn("no Slack bot token: Approve works, the Refuse and Edit modals cannot open")
 	}
 	// Slack waits 3 seconds for the answer; views.open and response_url calls must fit in it.
 	api := &slackapi.Client{Token: token, BaseURL: slackapi.DefaultBaseURL, HTTP: &http.Client{Timeout: 2 * time.Second}}
@@ -50,6 +52,6 @@ func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	svc := team.New(st)
 	svc.Events = bus.FromEnv()
 	return slack.New(slack.Config{
-		Secret: []byte(secret), Replays: st, Signer: signer, Owners: st, Decider: svc, Slack: api, Log: log,
+		Secret: []byte(secret), Replays: st, Signer: signer, Owners: st, Steps: st, Decider: svc, Caps: spendcap.New(st, svc.Events, log), Slack: api, Log: log,
 	}), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/owners/web"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/spendcap"
 )
 
 func main() { lambdahttp.Run(build) }
@@ -26,5 +27,5 @@ func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	st := store.FromEnv()
 	svc := team.New(st)
 	svc.Events = bus.FromEnv()
-	return web.New(web.Config{Service: svc, Store: st, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), ImageHosts: config.ImageHosts(config.OS), Log: log}), nil
+	return web.New(web.Config{Service: svc, Spend: spendcap.New(st, svc.Events, log), Store: st, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), ImageHosts: config.ImageHosts(config.OS), Log: log}), nil
 }

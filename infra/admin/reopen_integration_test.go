@@ -31,8 +31,8 @@ func TestReopen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if limit, _ := fx.Store.AllowSignInRequest(ctx, "alice", "203.0.113.7", now); limit != session.NameLimit {
-		t.Fatalf("alice's request before reopening: %q", limit)
+	if limit, err := fx.Store.AllowSignInRequest(ctx, "alice", "203.0.113.7", now); err != nil || limit != session.NameLimit {
+		t.Fatalf("alice's request before reopening: %q, %v", limit, err)
 	}
 	out, err := run(ctx, "reopen-signin", []string{"--owner", "alice"})
 	if err != nil {
@@ -47,8 +47,8 @@ func TestReopen(t *testing.T) {
 	if err := json.Unmarshal(b, &got); err != nil || got.Owner != "alice" || got.Links != session.LinksPerName || !got.Window.After(now) || got.Window.After(now.Add(session.SignInWindow)) {
 		t.Errorf("reopen-signin printed %s", b)
 	}
-	if limit, _ := fx.Store.AllowSignInRequest(ctx, "alice", "203.0.113.7", time.Now()); limit != session.WithinLimits {
-		t.Errorf("alice's request after reopening: %q", limit)
+	if limit, err := fx.Store.AllowSignInRequest(ctx, "alice", "203.0.113.7", time.Now()); err != nil || limit != session.WithinLimits {
+		t.Errorf("alice's request after reopening: %q, %v", limit, err)
 	}
 	if _, err := run(ctx, "reopen-signin", nil); err == nil {
 		t.Error("reopen-signin without --owner succeeded")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/useprickle/prickle/infra/toolcall"
 )
 
 // Kinds of answers a call gets. Only ok and stale are expected under load:
@@ -98,19 +99,8 @@ func classify(status int, raw []byte, lat time.Duration) answer {
 		a.kind = kindHTTP4xx
 		return a
 	}
-	var resp struct {
-		Result *struct {
-			IsError           bool            `json:"isError"`
-			StructuredContent json.RawMessage `json:"structuredContent"`
-			Content           []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"result"`
-		Error *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
+	resp, err := toolcall.Parse(raw)
+	if err != nil {
 		a.kind = kindBadResponse
 		return a
 	}
@@ -120,11 +110,7 @@ func classify(status int, raw []byte, lat time.Duration) answer {
 	case resp.Result == nil:
 		a.kind = kindBadResponse
 	case resp.Result.IsError:
-		var text bytes.Buffer
-		for _, c := range resp.Result.Content {
-			text.WriteString(c.Text)
-		}
-		a.text = text.String()
+		a.text = resp.Text()
 		a.kind = refusalKind(a.text)
 	default:
 		a.kind, a.content = kindOK, resp.Result.StructuredContent

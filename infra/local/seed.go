@@ -78,7 +78,7 @@ func seed(ctx context.Context, adm *admin.Admin, st admin.Store) error {
 	writer, builder, reviewer, lead := as("alice/writer"), as("alice/builder"), as("bob/reviewer"), as("carol/lead")
 	steps := []func() error{
 		func() error {
-			_, err := svc.HandOffTask(ctx, reviewer, team.HandOffInput{Project: "website-v2", Assignee: "alice/writer", Packet: team.PacketInput{
+			_, err := svc.HandOffTask(ctx, reviewer, team.HandOffInput{Project: "website-v2", Assignee: "alice/writer", Packet: task.Packet{
 				Task: "Draft the hero headline and CTA for the new landing page.", DeliverableType: "answer",
 				AcceptanceCriteria: []string{"Headline of at most 8 words.", "CTA invites visitors to try the demo."},
 				Context:            "Audience: engineering leads running several coding agents.", Files: []string{"site/hero.md"},
@@ -95,14 +95,14 @@ func seed(ctx context.Context, adm *admin.Admin, st admin.Store) error {
 			return err
 		},
 		func() error {
-			_, err := svc.HandOffTask(ctx, builder, team.HandOffInput{Project: "website-v2", Assignee: "bob/reviewer", Packet: team.PacketInput{
+			_, err := svc.HandOffTask(ctx, builder, team.HandOffInput{Project: "website-v2", Assignee: "bob/reviewer", Packet: task.Packet{
 				Task: "Review PR #42: the new pricing table.", DeliverableType: "reviewed_pr",
 				AcceptanceCriteria: []string{"Every plan shows its monthly price.", "No layout shift on mobile."},
 			}})
 			return err
 		},
 		func() error {
-			_, err := svc.HandOffTask(ctx, reviewer, team.HandOffInput{Project: "website-v2", Assignee: "alice/builder", Packet: team.PacketInput{
+			_, err := svc.HandOffTask(ctx, reviewer, team.HandOffInput{Project: "website-v2", Assignee: "alice/builder", Packet: task.Packet{
 				Task: "Build the hero section from the approved copy.", DeliverableType: "code",
 				AcceptanceCriteria: []string{"Uses the headline and CTA from example-task-id.", "Lighthouse accessibility score stays at 100."},
 				DependsOn:          []string{"example-task-id"},
@@ -110,7 +110,7 @@ func seed(ctx context.Context, adm *admin.Admin, st admin.Store) error {
 			return err
 		},
 		func() error {
-			_, err := svc.HandOffTask(ctx, writer, team.HandOffInput{Project: "website-v2", Assignee: "bob/reviewer", Packet: team.PacketInput{
+			_, err := svc.HandOffTask(ctx, writer, team.HandOffInput{Project: "website-v2", Assignee: "bob/reviewer", Packet: task.Packet{
 				Task: "Fact-check the About page.", DeliverableType: "answer", AcceptanceCriteria: []string{"Every claim has a source or is flagged."},
 			}})
 			if err != nil {
@@ -124,7 +124,7 @@ func seed(ctx context.Context, adm *admin.Admin, st admin.Store) error {
 			return err
 		},
 		func() error {
-			_, err := svc.HandOffTask(ctx, reviewer, team.HandOffInput{Project: "website-v2", Assignee: "alice/builder", Packet: team.PacketInput{
+			_, err := svc.HandOffTask(ctx, reviewer, team.HandOffInput{Project: "website-v2", Assignee: "alice/builder", Packet: task.Packet{
 				Task: "Export the new logo set.", DeliverableType: "design", AcceptanceCriteria: []string{"SVG and PNG at 1x and 2x."},
 			}})
 			if err != nil {
@@ -141,7 +141,7 @@ func seed(ctx context.Context, adm *admin.Admin, st admin.Store) error {
 			return err
 		},
 		func() error {
-			_, err := svc.HandOffTask(ctx, lead, team.HandOffInput{Project: "mobile-app", Assignee: "carol/tester", Packet: team.PacketInput{
+			_, err := svc.HandOffTask(ctx, lead, team.HandOffInput{Project: "mobile-app", Assignee: "carol/tester", Packet: task.Packet{
 				Task: "Smoke-test the login screen.", DeliverableType: "screenshots", AcceptanceCriteria: []string{"Screenshots of each error state."},
 			}})
 			return err

@@ -41,6 +41,7 @@ import (
 	"github.com/useprickle/prickle/shared/owners/web"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/admin"
+	"github.com/useprickle/prickle/shared/team/spendcap"
 )
 
 // localParams are the template parameters of the local stack.
@@ -218,7 +219,8 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 		return nil, err
 	}
 	// Owners' sign-in links go out like approval requests: into the dev outbox.
-	pages := web.New(web.Config{Service: svc, Store: e.store, Signer: e.signer, BaseURL: baseURL, Outbox: box, Now: time.Now, Log: log.With("function", "web")})
+	spend := spendcap.New(e.store, local, log.With("function", "spend"))
+	pages := web.New(web.Config{Service: svc, Spend: spend, Store: e.store, Signer: e.signer, BaseURL: baseURL, Outbox: box, Now: time.Now, Log: log.With("function", "web")})
 	receiver := wake.NewReceiver(e.store, func(_ context.Context, agent string, p wake.Payload) error {
 		body, _ := json.Marshal(p)
 		box.Add(outbox.Message{Channel: outbox.ChannelWake, To: agent, Subject: "wake " + agent + ": " + p.Reason + " " + p.TaskID,
@@ -228,14 +230,15 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 	// Slack's buttons: the dev outbox stands in for views.open and the
 	// response_url (nothing is sent to Slack; no URL from a payload is called).
 	slackHandler := slack.New(slack.Config{
-		Secret: []byte(e.slackSecret), Replays: e.store, Signer: e.signer, Owners: e.store, Decider: svc, Slack: box,
+		Secret: []byte(e.slackSecret), Replays: e.store, Signer: e.signer, Owners: e.store, Steps: e.store, Decider: svc, Caps: spend, Slack: box,
 		Now: time.Now, Log: log.With("function", "slack"),
 	})
 	visibility, err := prconfig.WakeVisibility(prconfig.OS)
 	if err != nil {
 		return nil, err
 	}
-	runners := runner.New(runner.Config{Tokens: e.store, Queue: e.store, Runs: admin.New(e.store), Settings: team.New(e.store), Log: log.With("function", "runner"), Visibility: visibility})
+	runners := runner.New(runner.Config{Tokens: e.store, Queue: e.store, Runs: admin.New(e.store), Spend: spend, Settings: team.New(e.store),
+		Log: log.With("function", "runner"), Visibility: visibility})
 	keys, err := session.NewKeys(e.signer.Key)
 	if err != nil {
 		return nil, err

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints the markdown table of the README's "Size and cold start": each function's binary size
+# Prints the markdown table of docs/measurements.md, "Size and cold start": each function's binary size
 # (the linux/arm64 bootstrap `sam build` makes, and the native build the
 # emulator runs) and the INIT duration aws-lambda-rie reports for its first
 # invocation (`INIT REPORT(durationMs: …)`). Targets: ≤ 15 MB, ≤ 50 ms.

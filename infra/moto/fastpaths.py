@@ -1,7 +1,7 @@
 """Small patches that make moto 5.2.5's DynamoDB answer in time that does not
 grow with the table, without changing what it answers.
 
-Measured on this machine (README, "The local stack at a team's scale"), three
+Measured with go run ./infra/load -scale (docs/measurements.md), three
 things in moto grow with the whole table on every request:
 
 1. Query, on the table or on a global secondary index, starts from

@@ -1,6 +1,6 @@
 // Command prickle-runner runs where an agent works and starts its runs when
 // Prickle wakes it: by a signed webhook, or by claiming wake-ups (pull mode,
-// no public URL needed). See the README's "Run your agents" and
+// no public URL needed). See docs/running-agents.md and
 // runner.example.yaml.
 //
 //	go install github.com/useprickle/prickle/infra/prickle-runner@latest

@@ -46,7 +46,7 @@ func main() {
 	}
 	stateDir := os.Getenv("PRICKLE_RIE_STATE_DIR")
 	if stateDir == "" && *sam {
-		// Kept: the README's `sam local invoke` commands use its env-vars file and built template.
+		// Kept: docs/sam-local.md's `sam local invoke` commands use its env-vars file and built template.
 		stateDir = filepath.Join(root, ".prickle", "sam-local")
 	}
 	if stateDir == "" {

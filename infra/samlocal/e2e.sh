@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make e2e-sam: Prickle through the SAM CLI (README "Try it with sam local").
+# make e2e-sam: Prickle through the SAM CLI (docs/sam-local.md).
 #   1. every sample in events/ given to `sam local invoke` for its function, each answer checked
 #      as the RIE replay checks it (infra/rie/replay_test.go with PRICKLE_RIE_SAM=1);
 #   2. `sam local start-api` serving /mcp (start-lambda behind mcp): the TypeScript SDK scenario

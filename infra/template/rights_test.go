@@ -60,8 +60,9 @@ var need = map[string]Rights{
 	// and stores the wake-ups of agents with no webhook for pull (wakeups, PutItem only).
 	"WakeFunction": {Reads: []string{directory, tasks, steps}, Writes: []string{directory, tasks, wakeups}, Queues: []string{"FunctionsDeadLetterQueue"}},
 	// runner claims and acknowledges wake-ups (wakeups), reads the caller's token and the task (directory, tasks), and mints
-	// run tokens as it claims (directory, TOKEN# keys only) with their audit entries (tasks, AUDIT# keys only).
-	"RunnerFunction": {Reads: []string{directory, tasks, wakeups}, Writes: []string{directory, tasks, wakeups}},
+	// run tokens as it claims (directory, TOKEN# keys only) with their audit entries (tasks, AUDIT# keys only); it counts
+	// runs' model usage (tasks, RUNSPEND# and MODELSPEND# keys only) and asks owners whose agents reached their cap (events).
+	"RunnerFunction": {Reads: []string{directory, tasks, wakeups}, Writes: []string{directory, tasks, wakeups}, Publishes: true},
 	"RouteFunction":  {Reads: []string{directory, tasks}, Writes: []string{directory, tasks}, Publishes: true, Queues: []string{"FunctionsDeadLetterQueue"}},
 	// task-events files the history line of each move (PutItem of HIST# keys) and reads it back for older records.
 	"TaskEventsFunction": {Reads: []string{tasks}, Writes: []string{tasks}, Publishes: true, Stream: tasks, Queues: []string{"FunctionsDeadLetterQueue"}},

@@ -94,7 +94,8 @@ func TestBothFrontsServeTheSameRoutes(t *testing.T) {
 		"POST /a/{token}": "WebFunction", "GET /{proxy+}": "WebFunction", "POST /{proxy+}": "WebFunction",
 		"POST /slack/interactivity": "SlackFunction",
 		"POST /runner/claim":        "RunnerFunction", "POST /runner/ack": "RunnerFunction",
-		"POST /runner/extend": "RunnerFunction", "POST /runner/ended": "RunnerFunction", "POST /runner/project": "RunnerFunction",
+		"POST /runner/extend": "RunnerFunction", "POST /runner/ended": "RunnerFunction", "POST /runner/start": "RunnerFunction",
+		"POST /runner/project": "RunnerFunction",
 		"GET /.well-known/{proxy+}": "OauthFunction", "GET /oauth/{proxy+}": "OauthFunction",
 		"POST /oauth/{proxy+}": "OauthFunction", "OPTIONS /oauth/{proxy+}": "OauthFunction"}
 	got := map[string]string{}

@@ -110,7 +110,7 @@ func (s *Service) allowAtOnce(ctx context.Context, ns step.Step, al allowance, t
 		if al.grant == "" {
 			msg = fmt.Sprintf(msgBudgetAllowed, al.note)
 		}
-		out = RequestStepOutput{StepID: ns.ID, Status: step.Consumed, Behavior: "allow", UpdatedInput: ns.Input, Message: truncate(msg, 500)}
+		out = RequestStepOutput{StepID: ns.ID, Status: step.Consumed, Behavior: "allow", UpdatedInput: ns.Input, Message: truncate(msg, MaxStepMessage)}
 	}
 	change.Steps = append(change.Steps, StepWrite{Step: ns})
 	change.At = now

@@ -68,7 +68,7 @@ func (f *fixture) advance(d time.Duration) { f.now = f.now.Add(d) }
 // handOff creates a task of a deliverable type or fails the test.
 func (f *fixture) handOff(by identity.Caller, project, assignee, typ string, dependsOn ...string) task.Task {
 	f.t.Helper()
-	out, err := f.svc.HandOffTask(ctx, by, team.HandOffInput{Project: project, Assignee: assignee, Packet: team.PacketInput{
+	out, err := f.svc.HandOffTask(ctx, by, team.HandOffInput{Project: project, Assignee: assignee, Packet: task.Packet{
 		Task: "Do the thing", DeliverableType: typ, AcceptanceCriteria: []string{"it is done"}, DependsOn: dependsOn,
 	}})
 	if err != nil {

@@ -32,14 +32,11 @@ func (s *Service) HandOffTask(ctx context.Context, c identity.Caller, in HandOff
 		return TaskOutput{}, err
 	}
 	now := s.now()
+	packet := in.Packet // files and depends_on are optional in the call, lists in the task
+	packet.Files, packet.DependsOn = orEmpty(packet.Files), orEmpty(packet.DependsOn)
 	t := task.Task{
 		ID: s.NewID("tsk_"), Project: in.Project, State: task.Requested,
-		Requester: c.Agent, Assignee: in.Assignee,
-		Packet: task.Packet{
-			Task: in.Packet.Task, DeliverableType: in.Packet.DeliverableType,
-			AcceptanceCriteria: in.Packet.AcceptanceCriteria, Context: in.Packet.Context,
-			Files: orEmpty(in.Packet.Files), DependsOn: orEmpty(in.Packet.DependsOn),
-		},
+		Requester: c.Agent, Assignee: in.Assignee, Packet: packet,
 		CreatedAt: now, UpdatedAt: now, Version: 1,
 	}
 	if ready {

@@ -63,7 +63,7 @@ func TestDependsOnRefusesTasksOutsideTheProject(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := f.svc.HandOffTask(ctx, bob, team.HandOffInput{Project: "website-v2", Assignee: alice.Agent, Packet: team.PacketInput{
+			_, err := f.svc.HandOffTask(ctx, bob, team.HandOffInput{Project: "website-v2", Assignee: alice.Agent, Packet: task.Packet{
 				Task: "x", DeliverableType: "answer", AcceptanceCriteria: []string{"y"}, DependsOn: []string{c.dep},
 			}})
 			wantRefusal(t, err, fmt.Sprintf("depends_on names %s, which is not a task of project website-v2", c.dep))
@@ -145,7 +145,7 @@ func TestMembership(t *testing.T) {
 			return err
 		}, "no project nowhere that carol/outsider belongs to"},
 		{"outsider hands off", func() error {
-			_, err := f.svc.HandOffTask(ctx, carol, team.HandOffInput{Project: "website-v2", Assignee: bob.Agent, Packet: team.PacketInput{Task: "x", DeliverableType: "answer", AcceptanceCriteria: []string{"y"}}})
+			_, err := f.svc.HandOffTask(ctx, carol, team.HandOffInput{Project: "website-v2", Assignee: bob.Agent, Packet: task.Packet{Task: "x", DeliverableType: "answer", AcceptanceCriteria: []string{"y"}}})
 			return err
 		}, "no project website-v2 that carol/outsider belongs to"},
 		{"outsider updates the pulse", func() error {
@@ -158,11 +158,11 @@ func TestMembership(t *testing.T) {
 			return err
 		}, "no task tsk_2 in a project of alice/writer"},
 		{"hand-off to an agent outside the project", func() error {
-			_, err := f.svc.HandOffTask(ctx, alice, team.HandOffInput{Project: "website-v2", Assignee: carol.Agent, Packet: team.PacketInput{Task: "x", DeliverableType: "answer", AcceptanceCriteria: []string{"y"}}})
+			_, err := f.svc.HandOffTask(ctx, alice, team.HandOffInput{Project: "website-v2", Assignee: carol.Agent, Packet: task.Packet{Task: "x", DeliverableType: "answer", AcceptanceCriteria: []string{"y"}}})
 			return err
 		}, "assignee carol/outsider is not an agent of project website-v2"},
 		{"hand-off to an agent that does not exist", func() error {
-			_, err := f.svc.HandOffTask(ctx, alice, team.HandOffInput{Project: "website-v2", Assignee: "nobody/here", Packet: team.PacketInput{Task: "x", DeliverableType: "answer", AcceptanceCriteria: []string{"y"}}})
+			_, err := f.svc.HandOffTask(ctx, alice, team.HandOffInput{Project: "website-v2", Assignee: "nobody/here", Packet: task.Packet{Task: "x", DeliverableType: "answer", AcceptanceCriteria: []string{"y"}}})
 			return err
 		}, "assignee nobody/here is not an agent of project website-v2"},
 	}
@@ -215,7 +215,7 @@ func TestRunTokenWritesOnlyItsOwnTask(t *testing.T) {
 // TestHandOffToYourselfRefused: the self rule at the door; nothing is stored.
 func TestHandOffToYourselfRefused(t *testing.T) {
 	f := newFixture(t)
-	_, err := f.svc.HandOffTask(ctx, bob, team.HandOffInput{Project: "website-v2", Assignee: bob.Agent, Packet: team.PacketInput{
+	_, err := f.svc.HandOffTask(ctx, bob, team.HandOffInput{Project: "website-v2", Assignee: bob.Agent, Packet: task.Packet{
 		Task: "x", DeliverableType: "answer", AcceptanceCriteria: []string{"y"},
 	}})
 	wantRefusal(t, err, "bob/reviewer may not hand a task to itself: the requester reviews the assignee's result, and no agent accepts its own result; hand it to another agent of the project")

@@ -40,21 +40,11 @@ type GetTaskOutput struct {
 	History []task.Event `json:"history"`
 }
 
-// PacketInput is the packet as an agent sends it: the last three fields optional.
-type PacketInput struct {
-	Task               string   `json:"task"`
-	DeliverableType    string   `json:"deliverable_type"`
-	AcceptanceCriteria []string `json:"acceptance_criteria"`
-	Context            string   `json:"context"`
-	Files              []string `json:"files"`
-	DependsOn          []string `json:"depends_on"`
-}
-
 // HandOffInput creates a task for an assignee.
 type HandOffInput struct {
 	Project  string      `json:"project"`
 	Assignee string      `json:"assignee"`
-	Packet   PacketInput `json:"packet"`
+	Packet   task.Packet `json:"packet"`
 }
 
 // TaskOutput is what every task-moving tool returns.

@@ -15,12 +15,22 @@ import (
 	"github.com/useprickle/prickle/shared/domain/task"
 )
 
+// MaxStepMessage is the longest message request_step answers (its output
+// schema's message maxLength; a catalog test ties the two).
+const MaxStepMessage = 500
+
 // The answers request_step gives, word for word as the tool reference promises.
 const (
 	msgPending  = "still waiting for your owner: checkpoint, then end your turn; you'll be resumed when your owner decides"
 	msgLeftToPL = "allowed, left for your permission layer: make exactly that call now"
 	msgRefused  = "refused by your owner; don't try it again: finish without it, or return what you have and say why"
 	msgAllowed  = "allowed: make exactly that call, once, now"
+	// An approval of the call as the owner edited it: the run asked the
+	// edited call (that), or the call as asked (this edit, quoted after).
+	msgEditedThat     = "allowed as your owner edited it: make exactly that call, once, now"
+	msgEditedThis     = "allowed as your owner edited it: your permission layer makes this call instead of the one you asked, once, now: "
+	msgEditedLeftThat = "allowed as your owner edited it, left for your permission layer: make exactly that call now"
+	msgEditedLeftThis = "allowed as your owner edited it, left for your permission layer: make this call (updatedInput) instead of the one you asked, now: "
 	// msgJoined is msgPending for a step that lost the race to ask, naming
 	// the step that waits; a closing parenthesis follows.
 	msgJoined = msgPending + " (your owner is asked about step %s, a %s call asked at the same moment: one step waits at a time, so ask for this call again when you are resumed"
@@ -154,7 +164,7 @@ func (s *Service) askOnce(ctx context.Context, a *asking, t task.Task) (RequestS
 			// Expiry is checked on every read; TTL deletion lags behind.
 			change.Steps = append(change.Steps, StepWrite{Step: eff, Prev: st.Status})
 		}
-		if eff.Fingerprint == a.fp && eff.Live() && (eff.RunID == c.RunID || (c.ResumesRun != "" && eff.RunID == c.ResumesRun)) {
+		if eff.Answers(a.fp) && eff.Live() && (eff.RunID == c.RunID || (c.ResumesRun != "" && eff.RunID == c.ResumesRun)) {
 			match = &eff
 		}
 		if eff.Status == step.Pending {
@@ -164,7 +174,7 @@ func (s *Service) askOnce(ctx context.Context, a *asking, t task.Task) (RequestS
 	change.At = now
 
 	if match != nil {
-		out, err := s.answer(ctx, c, *match, a.in.ToolUseID, change)
+		out, err := s.answer(ctx, *match, a, change)
 		if err == nil {
 			s.publish(ctx, expiredEvents(change, now)...)
 		}
@@ -221,7 +231,7 @@ func (s *Service) askOnce(ctx context.Context, a *asking, t task.Task) (RequestS
 	s.publish(ctx, append(expiredEvents(change, now), event.ForStep(event.StepRequested, ns, c.Agent, now))...)
 	msg := msgPending
 	if ns.BudgetNote != "" {
-		msg = truncate(msgPending+" ("+ns.BudgetNote+")", 500)
+		msg = truncate(msgPending+" ("+ns.BudgetNote+")", MaxStepMessage)
 	}
 	return RequestStepOutput{StepID: ns.ID, Status: step.Pending, Behavior: "deny", Message: msg}, nil
 }
@@ -242,7 +252,7 @@ func (s *Service) joinWaiting(ctx context.Context, ns step.Step, waiting step.St
 	if ns.BudgetNote != "" {
 		msg += "; " + ns.BudgetNote
 	}
-	return RequestStepOutput{StepID: ns.ID, Status: step.Withdrawn, Behavior: "deny", Message: truncate(msg+")", 500)}, nil
+	return RequestStepOutput{StepID: ns.ID, Status: step.Withdrawn, Behavior: "deny", Message: truncate(msg+")", MaxStepMessage)}, nil
 }
 
 // expiredEvents announces the steps a write found expired on read.
@@ -256,8 +266,10 @@ func expiredEvents(c StepChange, now time.Time) []event.Event {
 	return out
 }
 
-// answer tells the run what its owner decided about a step it asked before.
-func (s *Service) answer(ctx context.Context, c identity.Caller, st step.Step, toolUseID string, change StepChange) (RequestStepOutput, error) {
+// answer tells the run what its owner decided about a step it asked before:
+// the call a asks is the step's call as asked or, approved as the owner
+// edited it, the edited call.
+func (s *Service) answer(ctx context.Context, st step.Step, a *asking, change StepChange) (RequestStepOutput, error) {
 	out := RequestStepOutput{StepID: st.ID, Status: st.Status, Behavior: "deny"}
 	switch st.Status {
 	case step.Pending:
@@ -265,17 +277,23 @@ func (s *Service) answer(ctx context.Context, c identity.Caller, st step.Step, t
 	case step.Refused:
 		out.Message = msgRefused
 		if st.Message != "" {
-			out.Message = truncate(fmt.Sprintf("refused by your owner: %q; don't try it again: finish without it, or return what you have and say why", st.Message), 500)
+			out.Message = truncate(fmt.Sprintf("refused by your owner: %q; don't try it again: finish without it, or return what you have and say why", st.Message), MaxStepMessage)
 		}
 	case step.Approved:
-		if toolUseID == "" {
+		if a.in.ToolUseID == "" {
 			out.Message = msgLeftToPL
+			if len(st.Edited) > 0 {
+				out.UpdatedInput, out.Message = st.Edited, editedMessage(st, a.fp, msgEditedLeftThat, msgEditedLeftThis)
+			}
 			break
 		}
 		used := st
 		used.Status = step.Consumed
 		change.Steps = append(change.Steps, StepWrite{Step: used, Prev: step.Approved})
-		out.Status, out.Behavior, out.UpdatedInput, out.Message = step.Consumed, "allow", st.Input, msgAllowed
+		out.Status, out.Behavior, out.UpdatedInput, out.Message = step.Consumed, "allow", st.Allowed(), msgAllowed
+		if len(st.Edited) > 0 {
+			out.Message = editedMessage(st, a.fp, msgEditedThat, msgEditedThis)
+		}
 	}
 	if len(change.Steps) > 0 {
 		if err := s.Store.SaveSteps(ctx, change); err != nil {
@@ -288,9 +306,38 @@ func (s *Service) answer(ctx context.Context, c identity.Caller, st step.Step, t
 	return out, nil
 }
 
+// editedMessage is the answer to a call of fingerprint fp that an edited
+// approval allows: that (the edited call was asked), or this quoting the
+// edit (the call as asked was); then the owner's message, if any.
+func editedMessage(st step.Step, fp, that, this string) string {
+	msg := that
+	if fp != st.EditedFingerprint() {
+		msg = this + st.ToolName + " " + string(st.Edited)
+	}
+	if st.Message != "" {
+		msg = truncate(msg, 300) + fmt.Sprintf("; your owner says: %q", st.Message)
+	}
+	return truncate(msg, 500)
+}
+
 // DecideStep records an owner's answer to a pending step and puts the task
 // back to work; via says how it reached Prickle (audit.ViaLink, ViaPage, …).
-func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, approve bool, message, via string) (step.Step, error) {
+// edited, with an approval only, is the call as the owner edited it: it is
+// bounded as request_step's input is, stored beside the call as asked, and
+// is what the run is allowed (an edit that changes nothing of the call is
+// an approval as asked).
+func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, approve bool, edited json.RawMessage, message, via string) (step.Step, error) {
+	if edited != nil && !approve {
+		return step.Step{}, task.Refusef("an edited call is approved, not refused: refuse the call as asked, or approve your edit; nothing was decided")
+	}
+	var edit []byte
+	if edited != nil {
+		// Bounded before anything else reads it, as request_step's input is.
+		var err error
+		if edit, err = step.CheckInput(edited); err != nil {
+			return step.Step{}, editRefusal(err)
+		}
+	}
 	st, err := s.Store.Step(ctx, taskID, stepID)
 	if errors.Is(err, ErrNotFound) {
 		return step.Step{}, task.Refusef("no step %s on task %s", stepID, taskID)
@@ -311,6 +358,9 @@ func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, 
 	}
 	decided := st
 	decided.DecidedBy, decided.DecidedAt, decided.Message, decided.DecidedVia = owner, &now, message, via
+	if edit != nil && st.ChangedBy(edit) {
+		decided.Edited = edit
+	}
 	decided.Status = step.Refused
 	if approve {
 		decided.Status = step.Approved
@@ -326,7 +376,11 @@ func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, 
 	if err != nil {
 		return step.Step{}, fmt.Errorf("load task %s: %w", taskID, err)
 	}
-	if change.Move, err = task.StepDecided(t, owner, string(decided.Status), stepID, now); err != nil {
+	verdict := string(decided.Status)
+	if len(decided.Edited) > 0 {
+		verdict = "approved an edit of"
+	}
+	if change.Move, err = task.StepDecided(t, owner, verdict, stepID, now); err != nil {
 		return step.Step{}, err
 	}
 	if change.Move != nil {
@@ -340,6 +394,15 @@ func (s *Service) DecideStep(ctx context.Context, owner, taskID, stepID string, 
 	}
 	s.publish(ctx, event.ForStep(event.StepDecided, decided, "owner:"+owner, now))
 	return decided, nil
+}
+
+// editRefusal says why an owner's edit of a call was not accepted.
+func editRefusal(err error) *task.Refusal {
+	var limit *step.InputLimitError
+	if errors.As(err, &limit) {
+		return task.Refusef("the edited %v; nothing was decided", limit)
+	}
+	return task.Refusef("the edited input must be a JSON object, as the call's input is (%v); nothing was decided", err)
 }
 
 // AlreadyDecided explains why a step can no longer be decided: who decided

@@ -53,7 +53,7 @@ func (r *stepRoom) ask(c identity.Caller, in team.RequestStepInput) team.Request
 // decide is the owner's answer, or fails the test.
 func (r *stepRoom) decide(stepID string, approve bool, message string) step.Step {
 	r.t.Helper()
-	st, err := r.svc.DecideStep(ctx, "bob", r.task.ID, stepID, approve, message, "test")
+	st, err := r.svc.DecideStep(ctx, "bob", r.task.ID, stepID, approve, nil, message, "test")
 	if err != nil {
 		r.t.Fatalf("decide %s: %v", stepID, err)
 	}
@@ -205,7 +205,7 @@ func TestDifferentInputWithdrawsThePendingStep(t *testing.T) {
 	if st := r.stored("stp_2"); st.Status != step.Pending {
 		t.Errorf("second step is %s, want pending", st.Status)
 	}
-	if _, err := r.svc.DecideStep(ctx, "bob", r.task.ID, first.StepID, true, "", "test"); err == nil {
+	if _, err := r.svc.DecideStep(ctx, "bob", r.task.ID, first.StepID, true, nil, "", "test"); err == nil {
 		t.Error("the owner could approve a withdrawn step")
 	} else {
 		wantRefusal(t, err, "step stp_1 was withdrawn: the run asked for another step instead")
@@ -321,7 +321,7 @@ func TestPendingStepExpiresAtTheProjectDeadline(t *testing.T) {
 	r := newStepRoom(t)
 	asked := r.ask(r.run, push(pushInput))
 	r.advance(time.Hour) // website-v2's deadline
-	_, err := r.svc.DecideStep(ctx, "bob", r.task.ID, asked.StepID, true, "", "test")
+	_, err := r.svc.DecideStep(ctx, "bob", r.task.ID, asked.StepID, true, nil, "", "test")
 	wantRefusal(t, err, "step stp_1 expired at 2026-11-29T10:00:00Z; nothing was decided")
 	got := r.ask(r.run, push(pushInput))
 	wantAnswer(t, got, "stp_2", step.Pending, "deny", msgPending)
@@ -364,15 +364,15 @@ func TestApprovedStepBelongsToItsRunAndTheRunThatResumesIt(t *testing.T) {
 func TestDecideStepRefusals(t *testing.T) {
 	r := newStepRoom(t)
 	asked := r.ask(r.run, push(pushInput))
-	_, err := r.svc.DecideStep(ctx, "alice", r.task.ID, asked.StepID, true, "", "test")
+	_, err := r.svc.DecideStep(ctx, "alice", r.task.ID, asked.StepID, true, nil, "", "test")
 	wantRefusal(t, err, "step stp_1 was asked by bob/reviewer, whose owner is bob, not alice")
 	if st := r.stored(asked.StepID); st.Status != step.Pending {
 		t.Fatalf("the wrong owner's decision stored %s", st.Status)
 	}
 	r.decide(asked.StepID, true, "")
-	_, err = r.svc.DecideStep(ctx, "bob", r.task.ID, asked.StepID, false, "changed my mind", "test")
+	_, err = r.svc.DecideStep(ctx, "bob", r.task.ID, asked.StepID, false, nil, "changed my mind", "test")
 	wantRefusal(t, err, "step stp_1 was already approved by bob at 2026-11-29T09:00:00Z")
-	_, err = r.svc.DecideStep(ctx, "bob", r.task.ID, "stp_404", true, "", "test")
+	_, err = r.svc.DecideStep(ctx, "bob", r.task.ID, "stp_404", true, nil, "", "test")
 	wantRefusal(t, err, "no step stp_404 on task tsk_1")
 }
 

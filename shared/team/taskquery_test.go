@@ -8,7 +8,8 @@ import (
 )
 
 func TestPageLimit(t *testing.T) {
-	for _, tt := range []struct{ limit, want int }{{-1, 20}, {0, 20}, {1, 1}, {20, 20}, {100, 100}, {101, 100}, {1000, 100}} {
+	for _, tt := range []struct{ limit, want int }{{-1, team.DefaultTaskLimit}, {0, team.DefaultTaskLimit}, {1, 1}, {team.DefaultTaskLimit, team.DefaultTaskLimit},
+		{team.MaxTaskLimit, team.MaxTaskLimit}, {team.MaxTaskLimit + 1, team.MaxTaskLimit}, {1000, team.MaxTaskLimit}} {
 		if got := (team.TaskQuery{Limit: tt.limit}).PageLimit(); got != tt.want {
 			t.Errorf("PageLimit of limit %d = %d, want %d", tt.limit, got, tt.want)
 		}

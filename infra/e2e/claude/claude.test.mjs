@@ -1,8 +1,8 @@
 // The real Claude Code (2.1.328, pinned in package.json) as a woken run whose permission prompt is
 // Prickle's request_step (issue 8), against the running local stack. No account, no network: the
 // model is a scripted stand-in of the Messages API on loopback (standin.mjs) that asks for one Bash
-// call which appends a line to a side-effect file, then ends. Claude Code is started as the README
-// says (--mcp-config with a run token, --permission-prompt-tool mcp__prickle__request_step,
+// call which appends a line to a side-effect file, then ends. Claude Code is started as
+// docs/running-agents.md says (--mcp-config with a run token, --permission-prompt-tool mcp__prickle__request_step,
 // --allowedTools of Prickle tools only), so the Bash call goes to request_step:
 //   pending → not run, and the model is told "still waiting";
 //   the owner approves, a run that resumes the first makes the identical call → allowed, run once;

@@ -34,11 +34,14 @@ export function oneBashCall(input) {
   };
 }
 
-function message(req, content) {
+/** The usage a reply reports unless `startStandIn`'s `usage` says otherwise. */
+const SMALL_USAGE = { input_tokens: 10, output_tokens: 10 };
+
+function message(req, content, usage) {
   return {
     id: id('msg'), type: 'message', role: 'assistant', model: req.model || 'claude-standin', content,
     stop_reason: content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn', stop_sequence: null,
-    usage: { input_tokens: 10, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    usage: { ...usage, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
   };
 }
 
@@ -61,8 +64,12 @@ function sse(res, msg) {
   res.end();
 }
 
-/** Starts the stand-in on 127.0.0.1 (a free port); `turn` scripts the replies. */
-export async function startStandIn(turn) {
+/**
+ * Starts the stand-in on 127.0.0.1 (a free port); `turn` scripts the replies. `usage(request)`, if
+ * given, is the {input_tokens, output_tokens} a reply reports (Claude Code prices them to compute the
+ * run's total_cost_usd); otherwise 10 and 10.
+ */
+export async function startStandIn(turn, { usage = () => SMALL_USAGE } = {}) {
   const requests = [];
   const server = createServer((req, res) => {
     let body = '';
@@ -86,7 +93,7 @@ export async function startStandIn(turn) {
         return;
       }
       requests.push(parsed);
-      const msg = message(parsed, await turn(parsed));
+      const msg = message(parsed, await turn(parsed), usage(parsed));
       if (res.destroyed) return; // the client went away while the model "thought"
       if (parsed.stream) return sse(res, msg);
       res.writeHead(200, { 'Content-Type': 'application/json' });

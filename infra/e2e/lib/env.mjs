@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 export const E2E_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const REPO_ROOT = resolve(E2E_DIR, '..', '..');
-export const SCHEMA_DIR = resolve(REPO_ROOT, 'shared', 'catalog', 'schemas');
+export const SCHEMA_DIR = resolve(REPO_ROOT, 'shared', 'mcp', 'catalog', 'schemas');
 export const IN_CI = !!process.env.CI;
 
 export const TOOL_NAMES = [
@@ -34,10 +34,16 @@ export async function loadStack() {
   for (const agent of ['alice/writer', 'alice/builder', 'bob/reviewer', 'carol/tester']) {
     if (!local.tokens?.[agent]) throw new Error(`${path}: no token for ${agent}`);
   }
-  try {
-    await fetch(local.mcp_url, { method: 'GET', signal: AbortSignal.timeout(3000) });
-  } catch (e) {
-    return { stack: null, skipReason: `local stack not reachable at ${local.mcp_url}: ${e.message}` };
+  // A busy stack answers late, a stopped one not at all: try for up to 30 s before calling it down.
+  const until = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await fetch(local.mcp_url, { method: 'GET', signal: AbortSignal.timeout(5000) });
+      break;
+    } catch (e) {
+      if (Date.now() >= until) return { stack: null, skipReason: `local stack not reachable at ${local.mcp_url}: ${e.message}` };
+      await new Promise((done) => setTimeout(done, 1000));
+    }
   }
   return { stack: { url: local.mcp_url, tokens: local.tokens, local, path }, skipReason: null };
 }

@@ -8,9 +8,10 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, uniq, eventually, E2E_DIR, IN_CI, PROJECT } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, uniq, eventually, admin, E2E_DIR, IN_CI, PROJECT } from '../lib/env.mjs';
 import { OutputValidator, textOf } from '../lib/validate.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
+import { parseCSV } from '../lib/csv.mjs';
 
 const CHROMIUM = process.env.PRICKLE_CHROMIUM || '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -24,22 +25,6 @@ let skipReason = stackSkip;
 if (!skipReason && !existsSync(CHROMIUM)) {
   skipReason = `no Chromium at ${CHROMIUM} (apt-get install chromium)`;
   if (IN_CI) throw new Error(`CI: ${skipReason}`);
-}
-
-/** RFC 4180 CSV: quoted cells, doubled quotes, line breaks inside quotes. */
-function parseCSV(text) {
-  const rows = [];
-  let row = [], cell = '', quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(cell); cell = ''; } else if (c === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; } else if (c !== '\r') cell += c;
-  }
-  if (cell || row.length) { row.push(cell); rows.push(row); }
-  const [head, ...body] = rows;
-  return body.map((r) => Object.fromEntries(head.map((h, i) => [h, r[i] ?? ''])));
 }
 
 describe('owners at ease: grants, budgets and the audit trail end to end', { skip: skipUnlessStack(skipReason) }, () => {
@@ -87,16 +72,21 @@ describe('owners at ease: grants, budgets and the audit trail end to end', { ski
     V = new OutputValidator((await bob.client.listTools()).tools);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
     // alice signs in once, through a link from her email in the dev outbox.
-    const before = (await outbox()).length;
-    assert.equal((await fetch(`${base}/signin`, { method: 'POST', body: new URLSearchParams({ owner: 'alice' }) })).status, 200);
-    // notify sends the link off the event bus, after the form's answer: wait for it.
-    const mail = await eventually(async () => (await outbox()).slice(before).find((m) => m.channel === 'email' && m.to === ALICE_EMAIL));
-    assert.ok(mail, 'no sign-in email to alice');
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    alice = await context.newPage();
-    assert.equal((await alice.goto(mail.links.find((l) => l.includes('/signin/')))).status(), 200);
-    await Promise.all([alice.waitForURL(`${base}/`), alice.locator('#signin-button').click()]);
+    alice = await signIn('alice', ALICE_EMAIL);
   });
+  /** A page of a browser signed in as owner, through a link from their email in the dev outbox. */
+  const signIn = async (owner, email) => {
+    const before = (await outbox()).length;
+    assert.equal((await fetch(`${base}/signin`, { method: 'POST', body: new URLSearchParams({ owner }) })).status, 200);
+    // notify sends the link off the event bus, after the form's answer: wait for it.
+    const mail = await eventually(async () => (await outbox()).slice(before).find((m) => m.channel === 'email' && m.to === email));
+    assert.ok(mail, `no sign-in email to ${owner}`);
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    const page = await context.newPage();
+    assert.equal((await page.goto(mail.links.find((l) => l.includes('/signin/')))).status(), 200);
+    await Promise.all([page.waitForURL(`${base}/`), page.locator('#signin-button').click()]);
+    return page;
+  };
   after(async () => {
     await browser?.close();
     for (const c of [bob, wakeRun, resumedRun]) await c?.client.close().catch(() => {});
@@ -275,6 +265,128 @@ describe('owners at ease: grants, budgets and the audit trail end to end', { ski
     assert.ok(!csvText.includes('prk_'), 'no token secret in the trail');
     const json = await (await alice.request.get(`${base}/p/${PROJECT}/audit.json`)).json();
     assert.equal(json.length, rows.length, 'the JSON has the same entries as the CSV');
+  });
+
+  test('edit, then allow: alice edits the command on the approval page and a JSON input on the task page; the run is allowed each edit once; the trail shows both; attacks store nothing', async () => {
+    const started = async (what) => {
+      const t = (await ok(bob.client, 'hand_off_task', { project: PROJECT, assignee: 'alice/builder',
+        packet: { task: `${what} ${uniq('edit')}`, deliverable_type: 'code', acceptance_criteria: ['Done.'], context: 'Edit, then allow (e2e).' } })).task;
+      const run = await openRun((await waitWake(t.id, 'task_routed')).run_token);
+      await ok(run.client, 'accept_task', { task_id: t.id });
+      return { t, run };
+    };
+    const stepOf = (taskId, stepId) => admin(['steps', '--task', taskId]).find((x) => x.step_id === stepId);
+    /** Clicks a form's button and waits for the page its POST answers with. */
+    const submit = async (p, button) => {
+      await Promise.all([p.waitForResponse((r) => r.request().method() === 'POST'), p.locator(button).click()]);
+      await p.waitForLoadState('load');
+    };
+    const trailOf = async (taskId) => (await (await alice.request.get(`${base}/p/${PROJECT}/audit.json`)).json()).filter((r) => r.task_id === taskId);
+
+    // 1. The approval page: rm -rf build, edited to rm -rf build/tmp.
+    const clean = await started('Clean the build');
+    const asked = await ask(clean.run, { tool_name: 'Bash', input: { command: 'rm -rf build', description: 'Clean the build' }, tool_use_id: 'toolu_edit_0' });
+    assert.deepEqual([asked.status, asked.behavior], ['pending', 'deny']);
+    const link = await eventually(async () => (await stepLinks(clean.t.id)).find((l) => l.claims.step_id === asked.step_id), { timeoutMs: 20000 });
+    assert.ok(link, 'alice got an approval link');
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    assert.equal((await page.goto(link.url)).status(), 200);
+    assert.equal(await page.locator('#command-step').inputValue(), 'rm -rf build', 'the edit form holds the command line');
+    const csrf = await page.locator('input[name="csrf"]').first().inputValue();
+
+    // bob, signed in, is refused on alice's link, even with her form token.
+    const bobPage = await signIn('bob', 'bob@example.com');
+    const stolen = await bobPage.request.post(link.url, { form: { csrf, decision: 'edit', command: 'rm -rf /' }, maxRedirects: 0 });
+    assert.equal(stolen.status(), 403, 'another owner\'s session');
+    await bobPage.context().close();
+    // Over the bounds: refused, the form comes back with the owner's text.
+    await page.locator('#edit-step summary').click();
+    await page.locator('#command-step').fill(`echo ${'x'.repeat(70 * 1024)}`);
+    await submit(page, '#approve-edit-step');
+    assert.match(await page.locator('#notice').innerText(), /Nothing was decided: the edited input is \d+ bytes as canonical JSON: the limit of a step's input size is 65536 bytes/);
+    assert.equal((await page.locator('#command-step').inputValue()).length, 5 + 70 * 1024, 'the form holds the owner\'s edit again');
+    assert.equal(stepOf(clean.t.id, asked.step_id).status, 'pending', 'nothing stored for the refused edits');
+
+    await page.locator('#command-step').fill('rm -rf build/tmp');
+    await page.locator('#message').fill('Only the temporary files.');
+    await shot(page, 'edit-approval-page');
+    await Promise.all([page.waitForURL(/\?done=1$/), page.locator('#approve-edit-step').click()]);
+    assert.equal((await page.locator('h1').innerText()).trim(), 'Your decision is recorded');
+    assert.match(await page.locator('#input').innerText(), /"command": "rm -rf build"/);
+    assert.match(await page.locator('#edited').innerText(), /"command": "rm -rf build\/tmp"/);
+    await shot(page, 'edit-approval-done');
+    // The same edit again, and another: decided once.
+    const replay = await page.request.post(link.url, { form: { csrf, decision: 'edit', command: 'rm -rf /' }, maxRedirects: 0 });
+    assert.equal(replay.status(), 409);
+    assert.match(await replay.text(), /already approved by alice/);
+    await page.close();
+    const stored = stepOf(clean.t.id, asked.step_id);
+    assert.equal(stored.status, 'approved');
+    assert.deepEqual(stored.input, { command: 'rm -rf build', description: 'Clean the build' });
+    assert.deepEqual(stored.edited_input, { command: 'rm -rf build/tmp', description: 'Clean the build' });
+
+    // The run that resumes asks its call again: allowed as edited, once.
+    const resumed = await openRun((await waitWake(clean.t.id, 'step_decided')).run_token);
+    const allowed = await ask(resumed, { tool_name: 'Bash', input: { command: 'rm -rf build', description: 'Remove the build folder' }, tool_use_id: 'toolu_edit_0' });
+    assert.deepEqual([allowed.step_id, allowed.status, allowed.behavior], [asked.step_id, 'consumed', 'allow']);
+    assert.deepEqual(allowed.updatedInput, { command: 'rm -rf build/tmp', description: 'Clean the build' });
+    assert.match(allowed.message, /^allowed as your owner edited it: .*rm -rf build\/tmp.*; your owner says: "Only the temporary files\."$/);
+    const again = await ask(resumed, { tool_name: 'Bash', input: { command: 'rm -rf build/tmp' }, tool_use_id: 'toolu_edit_1' });
+    assert.deepEqual([again.status, again.behavior], ['pending', 'deny'], 'the edit was used once: the edited call asks again');
+    assert.notEqual(again.step_id, asked.step_id);
+    await resumed.client.close();
+
+    // The decided email says it was edited.
+    const decided = await eventually(async () => (await outbox()).find((m) => m.channel === 'email' && m.to === ALICE_EMAIL && /^Approved step: Bash .* on task /.test(m.subject || '') && m.subject.includes(clean.t.id)), { timeoutMs: 20000 });
+    assert.ok(decided, 'the decided email');
+    assert.match(decided.text, /Approved as edited by alice/);
+    assert.match(decided.text, /Input as alice edited it:[\s\S]*rm -rf build\/tmp/);
+
+    // 2. The task page: a call without a command line, edited as JSON.
+    const deploy = await started('Deploy the site');
+    const dep = await ask(deploy.run, { tool_name: 'deploy_site', input: { env: 'prod', version: '1.2.3' }, tool_use_id: 'toolu_deploy_0' });
+    assert.equal(dep.status, 'pending');
+    assert.equal((await alice.goto(`${base}/t/${deploy.t.id}`)).status(), 200);
+    await alice.locator(`#edit-${dep.step_id} summary`).click();
+    const json = alice.locator(`#edit-input-${dep.step_id}`);
+    assert.deepEqual(JSON.parse(await json.inputValue()), { env: 'prod', version: '1.2.3' }, 'the edit form holds the input as JSON');
+    for (const [bad, why] of [['["staging"]', /must be a JSON object/], ['{"env": staging}', /must be a JSON object/],
+      [`{"a":${'['.repeat(40)}${']'.repeat(40)}}`, /nests deeper than 32 levels/]]) {
+      await json.fill(bad);
+      await submit(alice, `#approve-edit-${dep.step_id}`);
+      assert.match(await alice.locator('#notice').innerText(), why, bad);
+      assert.equal(await alice.locator(`#edit-input-${dep.step_id}`).inputValue(), bad, 'the form holds the edit again');
+    }
+    assert.equal(stepOf(deploy.t.id, dep.step_id).status, 'pending', 'nothing stored for the refused edits');
+    await json.fill('{"env": "staging", "version": "1.2.3"}');
+    await shot(alice, 'edit-task-page');
+    await Promise.all([alice.waitForURL(/decided=edited/), alice.locator(`#approve-edit-${dep.step_id}`).click()]);
+    assert.match(await alice.locator('#notice').innerText(), /Approved as you edited it/);
+    // The edit of a step already decided: refused.
+    const late = await alice.request.post(`${base}/t/${deploy.t.id}`, { form: { csrf: await alice.locator('input[name="csrf"]').first().inputValue(),
+      decision: 'edit', step: dep.step_id, input: '{"env":"prod"}' }, maxRedirects: 0 });
+    assert.equal(late.status(), 409);
+    assert.match(await late.text(), /already approved by alice/);
+    // The edited call itself, asked without and then with tool_use_id: left for the permission layer, then used once.
+    const run2 = await openRun((await waitWake(deploy.t.id, 'step_decided')).run_token);
+    const look = await ask(run2, { tool_name: 'deploy_site', input: { version: '1.2.3', env: 'staging' } });
+    assert.deepEqual([look.step_id, look.status, look.behavior, look.message],
+      [dep.step_id, 'approved', 'deny', 'allowed as your owner edited it, left for your permission layer: make exactly that call now']);
+    const used = await ask(run2, { tool_name: 'deploy_site', input: { version: '1.2.3', env: 'staging' }, tool_use_id: 'toolu_deploy_1' });
+    assert.deepEqual([used.step_id, used.status, used.behavior], [dep.step_id, 'consumed', 'allow']);
+    await run2.client.close();
+
+    // 3. The audit trail (CSV) shows the call as asked and the edit, where approved and where used.
+    const csv = parseCSV(await (await alice.request.get(`${base}/p/${PROJECT}/audit.csv`)).text());
+    const row = (stepId, action) => csv.find((r) => r.step_id === stepId && r.action === action);
+    assert.equal(row(asked.step_id, 'step_approved').detail,
+      'Bash {"command":"rm -rf build","description":"Clean the build"}; edited by the owner to: Bash {"command":"rm -rf build/tmp","description":"Clean the build"}');
+    assert.equal(row(asked.step_id, 'step_approved').via, 'approval link');
+    assert.equal(row(asked.step_id, 'step_used').detail,
+      'Bash {"command":"rm -rf build","description":"Clean the build"}; used as the owner edited it: Bash {"command":"rm -rf build/tmp","description":"Clean the build"}');
+    assert.equal(row(dep.step_id, 'step_approved').detail, 'deploy_site {"env":"prod","version":"1.2.3"}; edited by the owner to: deploy_site {"env":"staging","version":"1.2.3"}');
+    assert.equal(row(dep.step_id, 'step_approved').via, 'task page (signed in by email link)');
+    assert.equal((await trailOf(deploy.t.id)).filter((r) => r.step_id === dep.step_id && r.action === 'step_approved').length, 1, 'approved once');
   });
 
   test('amounts beyond the bounds get -32602 naming the limit and store nothing; 0 within the spent budget is allowed', async () => {

@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 
 E2E = Path(__file__).resolve().parent.parent
 ROOT = E2E.parent.parent
-SCHEMAS = ROOT / "shared" / "catalog" / "schemas"
+SCHEMAS = ROOT / "shared" / "mcp" / "catalog" / "schemas"
 PROJECT = "website-v2"
 TOOLS = sorted([
     "read_room", "get_task", "hand_off_task", "accept_task", "decline_task", "save_checkpoint",

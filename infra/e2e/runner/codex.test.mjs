@@ -12,6 +12,8 @@
 //     minute) → the command never runs → the model's next request, in the same thread, holds the
 //     owner's message;
 //   patch: apply_patch is asked with its diff and applied once when allowed;
+//   edit: the owner edits the command and approves the edit; codex-run declines Codex's request without
+//     using the approval, tells the model the edited command, and that command is allowed once;
 //   mcp: another MCP server's destructive tool is asked as mcp__other__append and called once when allowed;
 //   stopped: the runner stops while the owner is asked → the owner approves → a runner started later
 //     runs step_decided, which resumes the thread with the asked call quoted → the model makes it
@@ -52,7 +54,7 @@ const WOKE = /Prickle woke you for task (\S+) \((\w+)\)/;
  * "Codex patch", apply_patch adding the task's notes file, or, for "Codex MCP", the destructive tool
  * `append` of the MCP server "other"; if it ran, return_result. A resumed run
  * whose prompt quotes the call left waiting makes it again. After a refusal: a checkpoint quoting
- * the owner, and the end of the turn.
+ * the owner, and the end of the turn. Told its owner edited the call: the command it is told to run.
  */
 function codexModel({ commandFor, patchFor, sideOf }) {
   return (req) => {
@@ -79,6 +81,10 @@ function codexModel({ commandFor, patchFor, sideOf }) {
       if (!/exited with code 0|^Success|appended one line/m.test(out)) return [say('The command was not run; I end my turn here.')];
       return did('return_result') ? [say('Returned the result.')] : [result(out)];
     };
+    const edited = /so run this command instead: (.*)\n/.exec(prompt);
+    if (prompt.startsWith('Prickle: your owner edited these calls') && edited) {
+      return execs.length ? afterExec() : [call('exec_command', { cmd: edited[1], yield_time_ms: 5000 })];
+    }
     if (prompt.startsWith('Prickle: these calls were not made')) {
       if (!did('save_checkpoint')) {
         return [call('save_checkpoint', { task_id: taskId, progress: `Not appended: ${prompt.split('answer: ')[1]?.split('\n')[0] || 'refused'}`,
@@ -264,6 +270,14 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     assert.equal(again.exit_code, 0);
     assert.ok(runLog(r, again.run).some((l) => l.msg === 'codex thread resumed'));
     assert.equal(linesOf(sideOf(taskId)), 1);
+    // Each run reports its own tokens (the stand-in's 10 in and 10 out per reply), not the thread's
+    // running total: together they are the thread's replies, once each.
+    const usage = (id) => runLog(r, id).find((l) => l.msg === 'codex-run usage')?.usage;
+    const [u1, u2] = [usage(runId), usage(again.run)];
+    assert.ok(u1?.input_tokens > 0 && u2?.input_tokens > 0, `each run reports its usage: ${JSON.stringify([u1, u2])}`);
+    assert.equal(u1.input_tokens + u2.input_tokens, 10 * requestsOf(taskId).length);
+    assert.equal(u1.output_tokens + u2.output_tokens, 10 * requestsOf(taskId).length);
+    assert.deepEqual([u1.model, u1.cost_usd, u2.model], ['gpt-5-standin', 0, 'gpt-5-standin']);
     await r.stop();
   });
 
@@ -296,6 +310,38 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     assert.match(task.latest_checkpoint.progress, /Not on a Friday/);
     await r.runEnded(taskId, 'step_decided');
     assert.equal(linesOf(sideOf(taskId)), 0);
+    await r.stop();
+  });
+
+  test('edit: the owner edits the command; Codex\'s request is declined unused; the model runs the edited command, allowed once', async () => {
+    const r = await codexRunner('codex-edit', ['--poll', '1s', '--poll-max', '2s']);
+    const taskId = await handOff('Codex edit');
+    const runId = await runOf(r, taskId, 'task_routed');
+    const step = await pendingExec(taskId);
+    const edit = step.input.command.replace('echo ran', 'echo edited');
+    assert.notEqual(edit, step.input.command);
+    const [mail] = await eventually(async () => { const m = await mailsFor(step.step_id); return m.length ? m : null; }, { timeoutMs: 20000 });
+    const page = await (await browser.newContext()).newPage();
+    assert.equal((await page.goto(mail.links.find((u) => u.startsWith(`${base}/a/`) && claimsOf(u).step_id === step.step_id))).status(), 200);
+    await page.locator('#edit-step summary').click();
+    assert.equal(await page.locator('#command-step').inputValue(), step.input.command);
+    await page.locator('#command-step').fill(edit);
+    await Promise.all([page.waitForURL(/\?done=1$/), page.locator('#approve-edit-step').click()]);
+    await page.context().close();
+
+    const declined = await logLine(r, runId, 'approval answered', (l) => l.decision === 'decline: the owner edited the call');
+    assert.equal(declined.status, 'approved', 'looked at, not used');
+    const allowed = await logLine(r, runId, 'approval answered', (l) => l.decision === 'accept');
+    assert.equal(allowed.status, 'consumed');
+    const end = await r.runEnded(taskId, 'task_routed');
+    assert.equal(end.exit_code, 0);
+    assert.deepEqual(readFileSync(sideOf(taskId), 'utf8').split('\n').filter(Boolean), ['edited'], 'the edited command ran once; the one asked never ran');
+    const told = requestsOf(taskId).find((q) => textOf(userMessages(q).at(-1).item).startsWith('Prickle: your owner edited these calls'));
+    assert.ok(told && textOf(userMessages(told).at(-1).item).includes(`so run this command instead: echo edited >> ${sideOf(taskId)}`), 'the model is told the edited command');
+    const steps = admin(['steps', '--task', taskId]);
+    assert.deepEqual(steps.map((x) => [x.step_id, x.status, x.edited_input?.command]), [[step.step_id, 'consumed', edit]], 'the edited call was the same step, used once');
+    assert.equal((await callTool(bob.client, 'get_task', { task_id: taskId })).task.state, 'verifying');
+    await r.runEnded(taskId, 'step_decided');
     await r.stop();
   });
 

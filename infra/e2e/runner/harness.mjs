@@ -136,7 +136,8 @@ const lastUserText = (req) => {
  * so and ends; told "still waiting", it ends its turn, and makes the call again (worded afresh) when
  * a resumed conversation tells it to. The task's title picks a variant: "[parallel]" makes the call
  * beside a Read in one message; "[no approval]" returns a result without the call; "[stall]" stalls
- * its first answer after the checkpoint until `release()` (a run to stop mid-way).
+ * its first answer after the checkpoint until `release()` (a run to stop mid-way). commandFor(taskId,
+ * task) is the call's command; task is get_task's answer.
  */
 export function wokenModel(commandFor) {
   let seq = 0;
@@ -180,7 +181,7 @@ export function wokenModel(commandFor) {
     if (title.includes('[no approval]')) return result('Done without a guarded call.', 'nothing to run');
     const bash = uses.filter((u) => u.name === 'Bash');
     const call = () => {
-      const b = toolUse('Bash', bashInput(commandFor(taskId)));
+      const b = toolUse('Bash', bashInput(commandFor(taskId, title)));
       return title.includes('[parallel]') && bash.length === 0 ? [toolUse('Read', { file_path: '/etc/hostname' }), b] : [b];
     };
     if (bash.length === 0) return call();
@@ -217,15 +218,15 @@ export async function stepEmails(base, taskId) {
 
 export const linesOf = (file) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0);
 
-/** The approval link of a step from the owner's email in the dev outbox. */
-export async function approvalLink(base, taskId, stepId) {
+/** The approval link of a step from the owner's email in the dev outbox, whose subject names the command. */
+export async function approvalLink(base, taskId, stepId, command = /run the shell command `echo ran >> /) {
   const claimsOf = (u) => JSON.parse(Buffer.from(new URL(u).pathname.split('/').pop().split('.')[0], 'base64url').toString('utf8'));
   const forStep = (u) => u.startsWith(`${base}/a/`) && claimsOf(u).kind === 'step' && claimsOf(u).step_id === stepId;
   const mail = await eventually(async () => (await (await fetch(`${base}/dev/outbox.json`)).json())
     .find((m) => m.channel === 'email' && (m.links || []).some(forStep)), { timeoutMs: 20000 });
   assert.ok(mail, `the owner's email for step ${stepId} of ${taskId}`);
   assert.doesNotMatch(mail.subject, /—/);
-  assert.match(mail.subject, /run the shell command `echo ran >> /);
+  assert.match(mail.subject, command);
   return mail.links.find(forStep);
 }
 

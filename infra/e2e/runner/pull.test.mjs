@@ -6,6 +6,9 @@
 //   the story, with the runner down when the owner decides: the first run (real Claude Code, the
 //     stand-in model) pauses on its call; the runner is stopped; the owner approves in Chromium; a
 //     runner started later claims step_decided and resumes the same session; the call runs once;
+//   edit, then allow: the paused call is `rm -rf build`; the owner edits it to `rm -rf build/tmp` on the
+//     approval page; the resumed session runs the edit in its place, once (Claude Code's hook passes it
+//     as updatedInput), the model is told so beside the result, and the audit CSV shows both calls;
 //   a call made beside another in one message (no pause possible): the model is told to wait and
 //     ends its turn; after the approval the resumed conversation makes the call again, worded afresh,
 //     and it is allowed (the same step: its description is not part of what runs) and runs once;
@@ -16,12 +19,13 @@
 //     visibility timeout (PRICKLE_WAKE_VISIBILITY_SECONDS on the stack) and another runner runs it once.
 import { describe, test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, IN_CI, PROJECT } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
+import { parseCSV } from '../lib/csv.mjs';
 import { startStandIn, resultText } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, runnerBinary, startRunner, claudeProject, modelEnv, wokenModel,
   bashResults, requestWithResult, toolUsesOf, stepEmails, linesOf, approvalLink, decide, pendingStep, keepRunnerLogs } from './harness.mjs';
@@ -47,6 +51,7 @@ describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner kil
   let browser;
   const runners = [];
   const sideOf = (taskId) => join(dir, 'work', `side-${taskId}.txt`);
+  const buildOf = (taskId) => join(dir, 'work', `build-${taskId}`);
   const call = async (client, name, args) => {
     const r = await client.callTool({ name, arguments: args });
     assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
@@ -74,7 +79,7 @@ describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner kil
     dir = mkdtempSync(join(tmpdir(), 'prickle-e2e-pull-'));
     mkdirSync(join(dir, 'work'));
     bin = runnerBinary(dir);
-    script = wokenModel((taskId) => `echo ran >> ${sideOf(taskId)}`);
+    script = wokenModel((taskId, task) => (task.includes('[edit]') ? `rm -rf ${buildOf(taskId)}` : `echo ran >> ${sideOf(taskId)}`));
     model = await startStandIn(script);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
     bob = await connectSdk(stack.url, stack.tokens['bob/reviewer'], 'prickle-e2e-pull');
@@ -124,6 +129,60 @@ describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner kil
     assert.equal(task.state, 'verifying');
     assert.equal((await call(bob.client, 'review_result', { task_id: taskId, verdict: 'accept' })).task.state, 'completed');
     await stopped(later);
+  });
+
+  test('edit, then allow: the model asks rm -rf build, the owner edits it to rm -rf build/tmp in Chromium; only build/tmp goes, once; the model is told; the trail shows both', async () => {
+    const a = await pullRunner('pull-e', { [PROJECT]: claudeProject(join(dir, 'work')) });
+    const taskId = await handOff('Clean the build [edit]');
+    const build = buildOf(taskId);
+    for (const d of ['tmp', 'keep']) {
+      mkdirSync(join(build, d), { recursive: true });
+      writeFileSync(join(build, d, 'file.txt'), d);
+    }
+    const first = await a.runEnded(taskId, 'task_routed');
+    assert.equal(first.paused, 'Bash', JSON.stringify(first));
+    assert.ok(existsSync(join(build, 'tmp')), 'nothing removed while the owner is asked');
+    const step = await pendingStep(admin, taskId);
+    assert.equal(step.input.command, `rm -rf ${build}`);
+
+    // The owner opens the emailed link in Chromium, edits the command line, approves the edit.
+    const page = await (await browser.newContext()).newPage();
+    assert.equal((await page.goto(await approvalLink(base, taskId, step.step_id, /run the shell command `rm -rf /))).status(), 200);
+    assert.match(await page.locator('#input').textContent(), new RegExp(`"command": "rm -rf ${build}"`));
+    await page.locator('#edit-step summary').click();
+    assert.equal(await page.locator('#command-step').inputValue(), `rm -rf ${build}`);
+    await page.locator('#command-step').fill(`rm -rf ${build}/tmp`);
+    await Promise.all([page.waitForURL(/\?done=1$/), page.locator('#approve-edit-step').click()]);
+    assert.equal((await page.locator('h1').textContent()).trim(), 'Your decision is recorded');
+    assert.match(await page.locator('#edited').textContent(), new RegExp(`"command": "rm -rf ${build}/tmp"`));
+    await page.context().close();
+
+    const resumed = await a.runEnded(taskId, 'step_decided');
+    assert.equal(resumed.session, first.session, 'the paused session resumes');
+    assert.ok(!existsSync(join(build, 'tmp')), 'the edited command ran: build/tmp is gone');
+    assert.equal(readFileSync(join(build, 'keep', 'file.txt'), 'utf8'), 'keep', 'build/keep survives: the call as asked never ran');
+
+    // The model asked once; Claude Code ran the edit in its place, once, and the model is told.
+    const calls = script.bashCalls(taskId);
+    assert.deepEqual(calls.map((c) => c.input.command), [`rm -rf ${build}`], 'the model wrote one call, as asked');
+    const results = bashResults(model, taskId);
+    assert.equal(results.length, 1, 'one result: the call ran once');
+    assert.notEqual(results[0].is_error, true, resultText(results[0]));
+    const next = JSON.stringify(requestWithResult(model, calls[0].id));
+    assert.ok(next.includes('allowed as your owner edited it'), `the model's next request carries Prickle's note of the edit:\n${next.slice(-3000)}`);
+    assert.ok(next.includes(`rm -rf ${build}/tmp`), 'naming the edited command');
+    const { task } = await call(bob.client, 'get_task', { task_id: taskId });
+    assert.equal(task.state, 'verifying', 'the run returned its result');
+
+    const steps = admin(['steps', '--task', taskId]);
+    assert.deepEqual(steps.map((x) => [x.step_id, x.status, x.input.command, x.edited_input?.command]),
+      [[step.step_id, 'consumed', `rm -rf ${build}`, `rm -rf ${build}/tmp`]], 'one step, used once, keeping both calls');
+    const csv = parseCSV(admin(['audit', '--project', PROJECT, '--format', 'csv'])).filter((r) => r.step_id === step.step_id);
+    assert.deepEqual(csv.map((r) => r.action), ['step_asked', 'step_approved', 'step_used']);
+    const approvedRow = csv.find((r) => r.action === 'step_approved');
+    assert.match(approvedRow.detail, new RegExp(`^Bash \\{"command":"rm -rf ${build}",.*\\}; edited by the owner to: Bash \\{"command":"rm -rf ${build}/tmp",`));
+    assert.match(csv.find((r) => r.action === 'step_used').detail, new RegExp(`; used as the owner edited it: Bash \\{"command":"rm -rf ${build}/tmp",`));
+    await stopped(a);
   });
 
   test('a call made beside another cannot pause: the model waits, then makes it again worded afresh, and it runs once', async () => {

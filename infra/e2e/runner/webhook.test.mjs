@@ -1,5 +1,5 @@
 // prickle-runner end to end in webhook mode (issue 8) against the running local stack: the runner is
-// built from infra/prickle-runner and started with a config file as the README's "Run your agents"
+// built from infra/prickle-runner and started with a config file as docs/running-agents.md (webhook mode)
 // shows; it starts the real Claude Code (pinned in package.json) for each wake-up, against a scripted
 // stand-in of the Messages API on loopback (no account, no network). The owner decides in headless
 // Chromium from the link in the dev outbox.
@@ -63,7 +63,7 @@ describe('prickle-runner, webhook mode: wake-ups start Claude Code, the owner de
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
     bob = await connectSdk(stack.url, stack.tokens['bob/reviewer'], 'prickle-e2e-runner');
 
-    // The README's steps: register the runner's URL with a secret, write the config, start it.
+    // docs/running-agents.md's steps: register the runner's URL with a secret, write the config, start it.
     const port = await freePort();
     hookURL = `http://127.0.0.1:${port}/prickle`;
     secret = `whsec_${randomBytes(24).toString('base64url')}`;

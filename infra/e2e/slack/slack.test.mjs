@@ -77,6 +77,13 @@ describe('approve inside Slack', { skip: skipUnlessStack(skipReason ?? (stack.lo
     response_urls: [], is_enterprise_install: false, enterprise: null,
   });
 
+  /** The Edit modal submitted: the edited call in its block, and a message. */
+  const editSubmission = (userId, view, block, edited, message) => {
+    const p = viewSubmission(userId, view, message);
+    p.view.state.values[block] = { edit: { type: 'plain_text_input', value: edited } };
+    return p;
+  };
+
   before(async () => {
     bob = await connectSdk(stack.url, stack.tokens['bob/reviewer'], 'prickle-e2e-slack');
     V = new OutputValidator((await bob.client.listTools()).tools);
@@ -176,5 +183,58 @@ describe('approve inside Slack', { skip: skipUnlessStack(skipReason ?? (stack.lo
     assert.match(update.text, /^Refused by alice at .*Not the build folder/);
     assert.deepEqual(buttonsOf(update), {});
     await resumed.client.close();
+  });
+
+  test('Edit… opens the command in a modal; alice approves her edit; the run is allowed the edited call once; out-of-bounds, replayed and late edits decide nothing', async () => {
+    const args = (id) => ({ tool_name: 'Bash', input: { command: `git push --force origin ${id}` }, kind: 'outbound', target: 'origin', reason: 'Publish.' });
+    const { task, wake, run, asked, message } = await askingRun(args);
+    const token = buttonsOf(message).prickle_edit;
+    assert.equal(token, buttonsOf(message).prickle_approve, 'Edit… carries the same token');
+
+    // bob's click opens nothing.
+    assert.equal((await post(form(blockActions('U0BOB', 'prickle_edit', token)))).status, 200);
+    await waitFor('the ephemeral answer to bob', (msgs) => msgs.find((m) => m.subject.startsWith('ephemeral: ') && /Only alice can decide this/.test(m.text)));
+    assert.equal((await outbox()).filter((m) => m.subject === 'modal: Edit, then approve' && m.body.private_metadata === token).length, 0, "bob's click opened no modal");
+
+    assert.equal((await post(form(blockActions('U0ALICE', 'prickle_edit', token)))).status, 200);
+    const modal = await waitFor('the Edit modal', (msgs) => msgs.find((m) => m.subject === 'modal: Edit, then approve' && m.body.private_metadata === token));
+    assert.equal(modal.body.callback_id, 'prickle_edit');
+    const field = modal.body.blocks.find((b) => b.block_id === 'edit_command');
+    assert.equal(field.element.initial_value, `git push --force origin ${task.id}`, 'the modal holds the command line');
+
+    // Refused submissions: bob's; an empty command; one over the bounds (forged beyond Slack's field). Nothing is stored.
+    const errorsOf = async (payload) => JSON.parse((await post(form(payload))).text).errors;
+    assert.match((await errorsOf(editSubmission('U0BOB', modal.body, 'edit_command', 'git push origin main', ''))).edit_command, /Only alice can decide this/);
+    assert.match((await errorsOf(editSubmission('U0ALICE', modal.body, 'edit_command', '   ', ''))).edit_command, /the edited command is empty/);
+    assert.match((await errorsOf(editSubmission('U0ALICE', modal.body, 'edit_command', `echo ${'x'.repeat(70 * 1024)}`, ''))).edit_command,
+      /limit of a step's input size is 65536 bytes/);
+    const updates = async () => (await outbox()).filter((m) => m.channel === 'slack' && m.subject.startsWith('updated: ') && m.body.update_of === message.body.ts);
+    assert.equal((await updates()).length, 0, 'no decision was announced');
+    assert.equal((await requestStep(run, args(task.id))).status, 'pending', 'the refused edits decided nothing');
+
+    const body = form(editSubmission('U0ALICE', modal.body, 'edit_command', `git push origin feature/${task.id}`, 'Not main: the feature branch.'));
+    const ts = now();
+    const signature = sign(stack.local.slack_signing_secret, String(ts), body);
+    assert.deepEqual(await post(body, { ts, signature }), { status: 200, text: '' }, 'an empty 200 closes the modal');
+    assert.equal((await post(body, { ts, signature })).status, 401, 'the same signed submission again: a replay');
+    // A new submission (a new signature) after the decision: decided once.
+    assert.match((await errorsOf(editSubmission('U0ALICE', modal.body, 'edit_command', 'rm -rf /', ''))).edit_command, /already approved by alice/);
+
+    const update = await waitFor('the updated Slack message', (msgs) => msgs.find((m) => m.channel === 'slack' && m.subject.startsWith('updated: ') && m.body.update_of === message.body.ts));
+    assert.match(update.text, /^Approved as edited by alice at /);
+    assert.ok(JSON.stringify(update.body.blocks).includes(`git push origin feature/${task.id}`), 'the update shows the edit');
+    assert.deepEqual(buttonsOf(update), {});
+
+    const [resume] = await wakes(task.id, 'step_decided');
+    assert.equal(resume.resumes_run, wake.run_id);
+    const resumed = await connectSdk(stack.url, resume.run_token, 'prickle-e2e-slack-resumed');
+    await resumed.client.listTools();
+    const allow = await requestStep(resumed, { ...args(task.id), tool_use_id: 'toolu_e2e_slack_edit' });
+    assert.deepEqual([allow.step_id, allow.status, allow.behavior], [asked.step_id, 'consumed', 'allow']);
+    assert.deepEqual(allow.updatedInput, { command: `git push origin feature/${task.id}` });
+    assert.match(allow.message, /^allowed as your owner edited it: /);
+    const again = await requestStep(resumed, { ...args(task.id), tool_use_id: 'toolu_e2e_slack_edit_2' });
+    assert.equal(again.status, 'pending', 'used once');
+    await run.client.close(); await resumed.client.close();
   });
 });

@@ -1,6 +1,6 @@
 // Command capacity measures the DynamoDB capacity each of the eleven tools
-// consumes per call, and prints the markdown table of the README's "Cost
-// per million tool calls". It builds fresh tables from template.yaml on the
+// consumes per call, and prints the markdown table of docs/measurements.md,
+// "Cost per million tool calls". It builds fresh tables from template.yaml on the
 // emulator, seeds website-v2, then makes every tool call through the whole
 // MCP endpoint (endpoint.InProcess, real bearer tokens, so authentication
 // is counted) while a recorder in the DynamoDB client's middleware bills

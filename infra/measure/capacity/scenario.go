@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/useprickle/prickle/infra/toolcall"
 	"github.com/useprickle/prickle/shared/auth/identity"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/domain/step"
@@ -47,7 +48,7 @@ func seed(ctx context.Context, adm *admin.Admin, svc *team.Service) error {
 		owner, _, _ := strings.Cut(agent, "/")
 		return identity.Caller{Agent: agent, Owner: owner, Kind: identity.KindAgent}
 	}
-	hero, err := svc.HandOffTask(ctx, as(reviewer), team.HandOffInput{Project: project, Assignee: writer, Packet: team.PacketInput{
+	hero, err := svc.HandOffTask(ctx, as(reviewer), team.HandOffInput{Project: project, Assignee: writer, Packet: task.Packet{
 		Task: "Draft the hero headline and CTA for the new landing page.", DeliverableType: "answer",
 		AcceptanceCriteria: []string{"Headline of at most 8 words.", "CTA invites visitors to try the demo."},
 		Context:            "Audience: engineering leads running several coding agents.", Files: []string{"site/hero.md"},
@@ -58,13 +59,13 @@ func seed(ctx context.Context, adm *admin.Admin, svc *team.Service) error {
 	if _, err := svc.AcceptTask(ctx, as(writer), team.AcceptInput{TaskID: hero.Task.ID, Note: "On it."}); err != nil {
 		return err
 	}
-	if _, err := svc.HandOffTask(ctx, as(builder), team.HandOffInput{Project: project, Assignee: reviewer, Packet: team.PacketInput{
+	if _, err := svc.HandOffTask(ctx, as(builder), team.HandOffInput{Project: project, Assignee: reviewer, Packet: task.Packet{
 		Task: "Review PR #42: the new pricing table.", DeliverableType: "reviewed_pr",
 		AcceptanceCriteria: []string{"Every plan shows its monthly price.", "No layout shift on mobile."},
 	}}); err != nil {
 		return err
 	}
-	if _, err := svc.HandOffTask(ctx, as(reviewer), team.HandOffInput{Project: project, Assignee: builder, Packet: team.PacketInput{
+	if _, err := svc.HandOffTask(ctx, as(reviewer), team.HandOffInput{Project: project, Assignee: builder, Packet: task.Packet{
 		Task: "Build the hero section from the approved copy.", DeliverableType: "code",
 		AcceptanceCriteria: []string{"Uses the headline and CTA from the hero task.", "Lighthouse accessibility score stays at 100."},
 		DependsOn:          []string{hero.Task.ID},
@@ -143,19 +144,8 @@ func (s *session) call(token, tool string, args any) (json.RawMessage, error) {
 	if err := s.file(); err != nil {
 		return nil, fmt.Errorf("%s: the tasks stream: %w", tool, err)
 	}
-	var resp struct {
-		Result *struct {
-			IsError           bool            `json:"isError"`
-			StructuredContent json.RawMessage `json:"structuredContent"`
-			Content           []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"result"`
-		Error *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
+	resp, err := toolcall.Parse(w.Body.Bytes())
+	if err != nil {
 		return nil, fmt.Errorf("%s: HTTP %d %s", tool, w.Code, w.Body.String())
 	}
 	switch {

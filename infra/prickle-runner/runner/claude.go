@@ -117,6 +117,10 @@ type ClaudeResult struct {
 		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 	} `json:"usage"`
+	// ModelUsage is the run's use per model (what each cost in costUSD).
+	ModelUsage map[string]struct {
+		CostUSD float64 `json:"costUSD"`
+	} `json:"modelUsage"`
 }
 
 // StopDeferred is the stop_reason of a run paused on a deferred call.
@@ -133,7 +137,7 @@ func (r ClaudeResult) Paused() *Call {
 // Usage is a run's model usage as its agent CLI reported it.
 func (r ClaudeResult) usage() *Usage {
 	return &Usage{CostUSD: r.TotalCostUSD, InputTokens: r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens,
-		OutputTokens: r.Usage.OutputTokens, Turns: r.NumTurns, DurationMS: r.DurationMS}
+		OutputTokens: r.Usage.OutputTokens, Turns: r.NumTurns, DurationMS: r.DurationMS, Model: r.mainModel()}
 }
 
 // parseClaudeResult finds the result object in the end of a run's standard
@@ -153,11 +157,13 @@ func parseClaudeResult(stdout []byte) (ClaudeResult, bool) {
 	return ClaudeResult{}, false
 }
 
-// Usage is what a run's agent CLI reported of its model use.
+// Usage is what a run's agent CLI reported of its model use; it is also
+// the usage report POST /runner/ended takes (shared/domain/modelspend.Report).
 type Usage struct {
 	CostUSD      float64 `json:"cost_usd"`
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	Turns        int     `json:"turns"`
 	DurationMS   int64   `json:"duration_ms"`
+	Model        string  `json:"model,omitempty"`
 }

@@ -120,7 +120,10 @@ func CodexMain(ctx context.Context, args []string, wake <-chan os.Signal, stdout
 	}
 	h := newCodexHost(opt, env, dir, RunMCP(env.MCPURL, 30*time.Second), log, wake)
 	h.stderr = stderr
-	if err := h.run(ctx); err != nil {
+	start := time.Now()
+	err = h.run(ctx)
+	log.Info(CodexUsageMsg, "task", env.TaskID, "run", env.RunID, "usage", h.usage.report(time.Since(start)))
+	if err != nil {
 		log.Error("codex-run ended", "task", env.TaskID, "run", env.RunID, "error", err.Error())
 		return 1
 	}
@@ -138,6 +141,7 @@ type codexHost struct {
 	stderr  io.Writer
 	session codexSession
 	items   *codexItems
+	usage   codexUsage
 
 	approvals chan rpcMessage
 	turns     chan turnEnd
@@ -250,7 +254,9 @@ func (h *codexHost) thread(ctx context.Context, rpc *rpcConn) (string, error) {
 		Thread struct {
 			ID string `json:"id"`
 		} `json:"thread"`
+		Model string `json:"model"`
 	}
+	defer func() { h.usage.setModel(r.Model) }()
 	settings := map[string]any{"cwd": h.dir, "approvalPolicy": codexApprovalPolicy, "sandbox": codexSandbox}
 	id, err := h.session.Thread()
 	if err != nil {
@@ -295,6 +301,7 @@ func (h *codexHost) turn(ctx context.Context, rpc *rpcConn, thread, text string)
 	if err := rpc.Call(ctx, "turn/start", params, &r); err != nil {
 		return turnEnd{}, err
 	}
+	h.usage.turn(r.Turn.ID)
 	h.log.Info("turn start", "turn", r.Turn.ID, "thread", thread)
 	for {
 		select {
@@ -356,6 +363,8 @@ func (h *codexHost) dispatch(rpc *rpcConn) {
 			default:
 				h.log.Warn("a turn end was not waited for", "turn", e.ID)
 			}
+		case m.Method == "thread/tokenUsage/updated":
+			h.usage.update(m.Params)
 		case m.Method == "error":
 			h.log.Warn("codex reported an error", "params", clip(string(m.Params), 1000))
 		}
@@ -411,7 +420,16 @@ func (h *codexHost) approve(ctx context.Context, rpc *rpcConn, m rpcMessage) {
 		h.log.Info("approval left open: the run is stopping", "tool_name", a.Ask.ToolName, "tool_use_id", a.Ask.ToolUseID, "error", err.Error())
 		return
 	}
-	allow := ans.Behavior == "allow"
+	// Codex cannot run another call than the one it asked: an approval of
+	// the owner's edit is declined here, and the model is told to make the
+	// edited call, which is then allowed once (the same step).
+	var editedTo json.RawMessage
+	if ans.Status == "approved" || ans.Behavior == "allow" {
+		if edited(a.Ask.ToolName, a.Ask.Input, ans.UpdatedInput) {
+			editedTo = ans.UpdatedInput
+		}
+	}
+	allow := ans.Behavior == "allow" && editedTo == nil
 	if !reply(allow) {
 		return // Codex is gone: the call stays recorded for the next run
 	}
@@ -422,8 +440,11 @@ func (h *codexHost) approve(ctx context.Context, rpc *rpcConn, m rpcMessage) {
 	if !allow {
 		decision = "decline"
 		h.mu.Lock()
-		h.refusals = append(h.refusals, refusal{Ask: a.Ask, Message: ans.Message})
+		h.refusals = append(h.refusals, refusal{Ask: a.Ask, Message: ans.Message, Edited: editedTo})
 		h.mu.Unlock()
+	}
+	if editedTo != nil {
+		decision = "decline: the owner edited the call"
 	}
 	h.log.Info("approval answered", "tool_name", a.Ask.ToolName, "tool_use_id", a.Ask.ToolUseID, "decision", decision,
 		"step", ans.StepID, "status", ans.Status, "message", ans.Message, "waited", time.Since(asked).Round(time.Millisecond).String())
@@ -431,13 +452,20 @@ func (h *codexHost) approve(ctx context.Context, rpc *rpcConn, m rpcMessage) {
 
 // decision asks request_step until the owner has decided: a pending step
 // keeps the call waiting (asked again after Poll, doubling to PollMax, and
-// at once on SIGUSR1). It fails only when ctx ends.
+// at once on SIGUSR1). It fails only when ctx ends. It looks first, asking
+// without tool_use_id (an approved step is then answered "approved", left
+// for the permission layer, and nothing is used): an approval of the call as
+// asked is then taken with tool_use_id, which uses it once; an approval of
+// the owner's edit is left for the edited call the model is told to make.
 func (h *codexHost) decision(ctx context.Context, ask StepAsk) (StepAnswer, error) {
+	look := ask
+	look.ToolUseID = ""
 	wait := h.opt.Poll
 	for first := true; ; first = false {
-		call, cancel := context.WithTimeout(ctx, time.Minute)
-		ans, err := h.steps.RequestStep(call, h.env.RunToken, ask)
-		cancel()
+		ans, err := h.requestStep(ctx, look)
+		if err == nil && ans.Status == "approved" && !edited(ask.ToolName, ask.Input, ans.UpdatedInput) {
+			ans, err = h.requestStep(ctx, ask)
+		}
 		switch {
 		case err == nil && ans.Status != "pending":
 			return ans, nil
@@ -462,6 +490,13 @@ func (h *codexHost) decision(ctx context.Context, ask StepAsk) (StepAnswer, erro
 		t.Stop()
 		wait = min(2*wait, h.opt.PollMax)
 	}
+}
+
+// requestStep is one request_step call of the run, within a minute.
+func (h *codexHost) requestStep(ctx context.Context, ask StepAsk) (StepAnswer, error) {
+	call, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return h.steps.RequestStep(call, h.env.RunToken, ask)
 }
 
 func (h *codexHost) takeRefusals() []refusal {

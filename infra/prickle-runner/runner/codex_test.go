@@ -46,6 +46,12 @@ var (
 	pending  = stepReply{ans: StepAnswer{StepID: "stp_1", Status: "pending", Behavior: "deny", Message: "still waiting"}}
 	consumed = stepReply{ans: StepAnswer{StepID: "stp_1", Status: "consumed", Behavior: "allow", Message: "allowed"}}
 	refused  = stepReply{ans: StepAnswer{StepID: "stp_1", Status: "refused", Behavior: "deny", Message: `refused by your owner: "not today"`}}
+	// approved is a look's answer (no tool_use_id) at a step approved as asked: left for the permission layer.
+	approved = stepReply{ans: StepAnswer{StepID: "stp_1", Status: "approved", Behavior: "deny", Message: "allowed, left for your permission layer: make exactly that call now"}}
+	// approvedEdit is a look's answer at a step the owner approved as edited.
+	approvedEdit = stepReply{ans: StepAnswer{StepID: "stp_1", Status: "approved", Behavior: "deny",
+		UpdatedInput: json.RawMessage(`{"command":"/bin/bash -lc 'make deploy-staging'","cwd":"/w"}`),
+		Message:      "allowed as your owner edited it, left for your permission layer: make this call (updatedInput) instead of the one you asked, now: …"}}
 )
 
 const commandParams = `{"itemId":"call_9","command":"/bin/bash -lc 'make deploy'","cwd":"/w","reason":"Ship it."}`
@@ -67,6 +73,15 @@ func TestCodexApprove(t *testing.T) {
 			reply: `{"decision":"accept"}`, asks: 1},
 		{name: "pending: the call waits, asked again with the same step, then accepted", script: []stepReply{pending, pending, consumed},
 			method: codexCommandApproval, params: commandParams, poll: 5 * time.Millisecond, reply: `{"decision":"accept"}`, asks: 3},
+		{name: "approved as asked: looked at, then taken once with tool_use_id, and accepted", script: []stepReply{pending, approved, consumed},
+			method: codexCommandApproval, params: commandParams, poll: 5 * time.Millisecond, reply: `{"decision":"accept"}`, asks: 3},
+		{name: "approved as the owner edited it: declined, not taken, and the model told the edited command", script: []stepReply{pending, approvedEdit},
+			method: codexCommandApproval, params: commandParams, poll: 5 * time.Millisecond, reply: `{"decision":"decline"}`, asks: 2, refusal: "allowed as your owner edited it"},
+		{name: "the edited call, asked as the model was told: its look carries the same input, so it is taken and accepted",
+			script: []stepReply{{ans: StepAnswer{StepID: "stp_1", Status: "approved", Behavior: "deny", UpdatedInput: approvedEdit.ans.UpdatedInput,
+				Message: "allowed as your owner edited it, left for your permission layer: make exactly that call now"}}, consumed},
+			method: codexCommandApproval, params: `{"itemId":"call_9","command":"/bin/bash -lc 'make deploy-staging'","cwd":"/w"}`, poll: time.Hour,
+			reply: `{"decision":"accept"}`, asks: 2},
 		{name: "pending, then SIGUSR1: asked again at once", script: []stepReply{pending, consumed}, method: codexCommandApproval, params: commandParams,
 			poll: time.Hour, wake: true, reply: `{"decision":"accept"}`, asks: 2},
 		{name: "refused: declined, the owner's message kept for the model", script: []stepReply{pending, refused}, method: codexCommandApproval,
@@ -113,8 +128,14 @@ func TestCodexApprove(t *testing.T) {
 			}
 			for i, a := range steps.asked {
 				first := steps.asked[0]
-				if a.ToolName != first.ToolName || string(a.Input) != string(first.Input) || a.ToolUseID != first.ToolUseID || a.ToolUseID == "" {
+				if a.ToolName != first.ToolName || string(a.Input) != string(first.Input) {
 					t.Errorf("ask %d %+v differs from the first %+v: it would be another step", i, a, first)
+				}
+				// A look has no tool_use_id, so it uses nothing; only an approval as asked is then taken with it.
+				prev := tt.script[max(min(i, len(tt.script))-1, 0)].ans
+				take := i > 0 && prev.Status == "approved" && (prev.UpdatedInput == nil || sameJSON(prev.UpdatedInput, a.Input))
+				if (a.ToolUseID != "") != take || (take && a.ToolUseID != "call_9") {
+					t.Errorf("ask %d has tool_use_id %q; want it only when taking an approval as asked", i, a.ToolUseID)
 				}
 				if steps.tokens[i] != "prk_r_run1" {
 					t.Errorf("asked with %q, not the run's token", steps.tokens[i])
@@ -124,6 +145,9 @@ func TestCodexApprove(t *testing.T) {
 				t.Error("SIGUSR1 did not ask again at once")
 			}
 			rs := h.takeRefusals()
+			if strings.Contains(tt.name, "declined, not taken") && (len(rs) != 1 || string(rs[0].Edited) != string(approvedEdit.ans.UpdatedInput)) {
+				t.Errorf("refusals %+v, want the owner's edit kept for the model", rs)
+			}
 			if (tt.refusal == "") != (len(rs) == 0) || (len(rs) > 0 && !strings.Contains(rs[0].Message, tt.refusal)) {
 				t.Errorf("refusals %+v, want one with %q", rs, tt.refusal)
 			}
@@ -178,6 +202,52 @@ func TestCodexPrompts(t *testing.T) {
 	for _, want := range []string{"tool: exec_command", `{"command":"rm -rf /"}`, `refused by your owner: "never"`, "Don't try them again"} {
 		if !strings.Contains(p, want) {
 			t.Errorf("refusal prompt lacks %q:\n%s", want, p)
+		}
+	}
+	if strings.Contains(p, "edited") {
+		t.Errorf("a refusal prompt speaks of an edit:\n%s", p)
+	}
+	// An edited approval: make the edited call; a refusal beside it: don't try it again.
+	p = refusedPrompt([]refusal{
+		{Ask: StepAsk{ToolName: "exec_command", Input: json.RawMessage(`{"command":"/bin/bash -lc 'rm -rf build'","cwd":"/w"}`)},
+			Edited: json.RawMessage(`{"command":"/bin/bash -lc 'rm -rf build/tmp'","cwd":"/w"}`), Message: "allowed as your owner edited it, …"},
+		{Ask: StepAsk{ToolName: "exec_command", Input: json.RawMessage(`{"command":"rm -rf /"}`)}, Message: `refused by your owner: "never"`},
+	})
+	for _, want := range []string{"your owner edited these calls before allowing them", `you asked: {"command":"/bin/bash -lc 'rm -rf build'","cwd":"/w"}`,
+		`your owner allowed: {"command":"/bin/bash -lc 'rm -rf build/tmp'","cwd":"/w"}`, "so run this command instead: rm -rf build/tmp\n  (Codex runs it as: /bin/bash -lc 'rm -rf build/tmp')",
+		"Make each edited call now, exactly as your owner edited it", "allows it once, within 15 minutes", `refused by your owner: "never"`, "Don't try them again"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("edit prompt lacks %q:\n%s", want, p)
+		}
+	}
+	if strings.Index(p, "rm -rf /\"") < strings.Index(p, "Make each edited call") {
+		t.Errorf("the refusal is not after the edit:\n%s", p)
+	}
+}
+
+// The model writes a script; Codex asks to run it wrapped in its shell. An
+// edit the owner made inside that wrapper is told as the script to write.
+func TestCodexScript(t *testing.T) {
+	const asked = "/bin/bash -lc 'rm -rf build'"
+	for _, tc := range []struct {
+		name, cmd, want string
+		ok              bool
+	}{
+		{"quoted", "/bin/bash -lc 'rm -rf build/tmp'", "rm -rf build/tmp", true},
+		{"a quote inside, as shlex writes it", `/bin/bash -lc 'echo '"'"'hi'"'"' >> side.txt'`, "echo 'hi' >> side.txt", true},
+		{"escaped", `/bin/bash -lc echo\ hi`, "echo hi", true},
+		{"a plain word", "/bin/bash -lc ls", "ls", true},
+		{"another shell", "/bin/zsh -lc 'ls'", "", false},
+		{"no wrapper", "rm -rf build/tmp", "", false},
+		{"two words", "/bin/bash -lc 'ls' extra", "", false},
+		{"an expansion outside quotes", "/bin/bash -lc $HOME", "", false},
+		{"an expansion in double quotes", `/bin/bash -lc "echo $HOME"`, "", false},
+		{"an unclosed quote", "/bin/bash -lc 'ls", "", false},
+		{"empty", "/bin/bash -lc ''", "", false},
+	} {
+		got, ok := codexScript(asked, tc.cmd)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: codexScript(%q) = %q, %v; want %q, %v", tc.name, tc.cmd, got, ok, tc.want, tc.ok)
 		}
 	}
 }

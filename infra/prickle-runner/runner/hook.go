@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/useprickle/prickle/shared/domain/step"
 )
 
 // The hook: Claude Code runs `prickle-runner hook` before every tool call of
@@ -17,7 +19,9 @@ import (
 // tool in the run's allow-list passes untouched; any other is asked of the
 // owner with request_step and the run's token, and the answer decides:
 //
-//   - allowed → the call runs (with the input the owner allowed);
+//   - allowed → the call runs (with the input the owner allowed: when the
+//     owner edited the call, the edited call runs instead, and the model is
+//     told so beside its result);
 //   - refused → the call is denied with the owner's message;
 //   - still waiting → the run pauses on this very call ("defer"): Claude Code
 //     ends the run, and the runner resumes the session when the owner
@@ -47,6 +51,8 @@ type hookOutput struct {
 		Decision      string          `json:"permissionDecision"`
 		Reason        string          `json:"permissionDecisionReason"`
 		UpdatedInput  json.RawMessage `json:"updatedInput,omitempty"`
+		// AdditionalContext is a note Claude Code adds to the conversation.
+		AdditionalContext string `json:"additionalContext,omitempty"`
 	} `json:"hookSpecificOutput"`
 }
 
@@ -115,6 +121,10 @@ func RunHook(ctx context.Context, in io.Reader, out io.Writer, env HookEnv, aske
 		_ = SaveAsked(env.SessionDir, Asked{Call: Call{ToolUseID: h.ToolUseID, Name: h.ToolName, Input: input}, StepID: a.StepID, Status: a.Status, At: time.Now().UTC()})
 	}
 	switch {
+	case a.Behavior == "allow" && edited(h.ToolName, input, a.UpdatedInput):
+		// The owner edited the call: the edited call runs, and the model,
+		// which reads no reason of an allow, is told why its result differs.
+		return writeHookNote(out, "allow", a.Message, a.UpdatedInput, "Prickle: "+a.Message)
 	case a.Behavior == "allow":
 		return writeHook(out, "allow", a.Message, a.UpdatedInput)
 	case a.Status == "pending" && soleCall(ctx, h.TranscriptPath, h.ToolUseID):
@@ -137,11 +147,17 @@ func allowListed(tool string, allowed []string) bool {
 }
 
 func writeHook(out io.Writer, decision, reason string, updated json.RawMessage) error {
+	return writeHookNote(out, decision, reason, updated, "")
+}
+
+// writeHookNote is writeHook with a note for the conversation.
+func writeHookNote(out io.Writer, decision, reason string, updated json.RawMessage, note string) error {
 	var o hookOutput
 	o.HookSpecificOutput.HookEventName = "PreToolUse"
 	o.HookSpecificOutput.Decision = decision
 	o.HookSpecificOutput.Reason = reason
 	o.HookSpecificOutput.UpdatedInput = updated
+	o.HookSpecificOutput.AdditionalContext = note
 	b, err := json.Marshal(o)
 	if err != nil {
 		return fmt.Errorf("hook: encode answer: %w", err)
@@ -242,4 +258,19 @@ func callsOfMessage(transcript, toolUseID string) (calls int, found bool) {
 		return 0, false
 	}
 	return len(ids[message]), true
+}
+
+// edited reports whether the input an allow answer carries is another call
+// than the one asked: the owner edited it. A reworded call (its descriptive
+// fields, step.Identity) is the same call.
+func edited(tool string, asked, allowed json.RawMessage) bool {
+	if len(allowed) == 0 {
+		return false
+	}
+	a, errA := step.Canonical(asked)
+	b, errB := step.Canonical(allowed)
+	if errA != nil || errB != nil {
+		return !bytes.Equal(asked, allowed)
+	}
+	return !bytes.Equal(step.Identity(tool, a), step.Identity(tool, b))
 }

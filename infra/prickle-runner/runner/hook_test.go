@@ -113,6 +113,37 @@ func TestHook(t *testing.T) {
 	}
 }
 
+// An owner's edit runs instead of the call asked, and the model is told so
+// beside its result (Claude Code reads no reason of an allow); a call allowed
+// as asked, reworded or not, carries no note.
+func TestHookTellsTheModelOfAnEdit(t *testing.T) {
+	in := `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf build","description":"Clean"},"tool_use_id":"toolu_1"}`
+	const msg = "allowed as your owner edited it: your permission layer makes this call instead of the one you asked, once, now: Bash {…}"
+	for _, tc := range []struct {
+		name, updated, note string
+	}{
+		{"edited", `{"command":"rm -rf build/tmp","description":"Clean"}`, "Prickle: " + msg},
+		{"as asked, its description as first asked", `{"command":"rm -rf build","description":"Clean the build"}`, ""},
+		{"as asked", `{"description":"Clean","command":"rm -rf build"}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &fakeAsker{answer: StepAnswer{Behavior: "allow", Status: "consumed", StepID: "stp_1", Message: msg, UpdatedInput: json.RawMessage(tc.updated)}}
+			var out bytes.Buffer
+			if err := RunHook(context.Background(), strings.NewReader(in), &out, HookEnv{RunToken: "prk_r_run"}, a); err != nil {
+				t.Fatal(err)
+			}
+			var o hookOutput
+			if err := json.Unmarshal(out.Bytes(), &o); err != nil {
+				t.Fatal(err)
+			}
+			h := o.HookSpecificOutput
+			if h.Decision != "allow" || string(h.UpdatedInput) != tc.updated || h.AdditionalContext != tc.note {
+				t.Errorf("answer %+v\n want allow with %s and note %q", h, tc.updated, tc.note)
+			}
+		})
+	}
+}
+
 // With no run token nothing can be asked: the call is denied, never let through.
 func TestHookWithoutARunToken(t *testing.T) {
 	var out bytes.Buffer

@@ -92,7 +92,7 @@ func (r *Runner) runAgent(p Project, slug string, w wake.Payload, dir string, st
 			_ = os.Remove(cmd.MCPConfig)
 		}
 		if p.Template != TemplateClaude {
-			return exit, agentResult{}
+			return exit, agentResult{usage: templateUsage(p.Template, tail.buf)}
 		}
 		res, ok := parseClaudeResult(tail.buf)
 		if ok {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,7 +43,12 @@ func (v TaskView) Party(reason string) string {
 type Tasks interface {
 	Task(ctx context.Context, token, taskID string) (TaskView, error)
 	Checkpoint(ctx context.Context, token, taskID, progress string, nextSteps []string) error
-	EndRun(ctx context.Context, runToken string) error
+	// EndRun ends a run's token, reporting its usage when known (nil: none).
+	EndRun(ctx context.Context, runToken string, usage *Usage) error
+	// MayStart asks whether a run a webhook delivered may start under its
+	// agent's daily model-spend cap; held, Prickle has put its wake-up back
+	// to wait (until when is said) and ended its token.
+	MayStart(ctx context.Context, runToken, reason string) (held bool, until time.Time, err error)
 }
 
 // ErrRefused wraps a tool's domain refusal (isError): another token would not help.
@@ -68,26 +74,54 @@ func RunMCP(mcpURL string, timeout time.Duration) *MCPTasks {
 	return &MCPTasks{URL: mcpURL, HTTP: &http.Client{Timeout: timeout}}
 }
 
-// EndRun ends a run's token (POST /runner/ended with it): the run is over,
-// and a later wake-up of its task brings a new one. A token already ended
-// or expired is not an error.
-func (m *MCPTasks) EndRun(ctx context.Context, runToken string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.Base+EndedPath, nil)
+// EndRun ends a run's token (POST /runner/ended with it, and its usage as
+// the body): the run is over, and a later wake-up of its task brings a new
+// one. A token already ended or expired is not an error. A usage report
+// Prickle refuses (400) is left out and the token ended without it; the
+// error then wraps ErrUsageRefused.
+func (m *MCPTasks) EndRun(ctx context.Context, runToken string, usage *Usage) error {
+	var body []byte
+	if usage != nil {
+		var err error
+		if body, err = json.Marshal(usage); err != nil {
+			return fmt.Errorf("end run: %w", err)
+		}
+	}
+	code, answer, err := m.runPost(ctx, EndedPath, runToken, body)
 	if err != nil {
 		return fmt.Errorf("end run: %w", err)
 	}
-	req.Header.Set("Authorization", "Bearer "+runToken)
-	resp, err := m.HTTP.Do(req)
-	if err != nil {
-		return fmt.Errorf("end run: %w", err)
+	if code == http.StatusBadRequest && body != nil {
+		if err := m.EndRun(ctx, runToken, nil); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: %s", ErrUsageRefused, clip(string(answer), 300))
 	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-	switch resp.StatusCode {
+	switch code {
 	case http.StatusNoContent, http.StatusOK, http.StatusUnauthorized:
 		return nil
 	}
-	return fmt.Errorf("end run: HTTP %d", resp.StatusCode)
+	return fmt.Errorf("end run: HTTP %d", code)
+}
+
+// runPost posts body to Prickle's path with a run token and returns the
+// status and at most 4 KiB of the answer.
+func (m *MCPTasks) runPost(ctx context.Context, path, runToken string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.Base+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+runToken)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := m.HTTP.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, answer, nil
 }
 
 // call runs one tool with token and returns the JSON text of its result.
@@ -159,10 +193,14 @@ func (m *MCPTasks) Task(ctx context.Context, token, taskID string) (TaskView, er
 	return v, nil
 }
 
+// MaxProgress is the longest progress save_checkpoint takes (its input
+// schema's maxLength; a test ties the two).
+const MaxProgress = 2000
+
 // Checkpoint saves a checkpoint with save_checkpoint.
 func (m *MCPTasks) Checkpoint(ctx context.Context, token, taskID, progress string, nextSteps []string) error {
 	_, err := m.call(ctx, token, "save_checkpoint", map[string]any{
-		"task_id": taskID, "progress": clip(progress, 2000), "decisions": []string{},
+		"task_id": taskID, "progress": clip(progress, MaxProgress), "decisions": []string{},
 		"files_touched": []string{}, "next_steps": nextSteps, "open_questions": []string{},
 	})
 	return err
@@ -185,8 +223,9 @@ type StepAsk struct {
 	Reason    string          `json:"reason,omitempty"`
 }
 
-// StepAnswer is request_step's answer to a permission layer (the README's
-// "Owners decide"): allow with the input the owner allowed, or deny.
+// StepAnswer is request_step's answer to a permission layer
+// (docs/running-agents.md, "Claude Code as a woken run"): allow with the
+// input the owner allowed, or deny.
 type StepAnswer struct {
 	StepID       string          `json:"step_id"`
 	Status       string          `json:"status"`

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
@@ -90,5 +92,23 @@ func TestRequestStepOverMCP(t *testing.T) {
 				t.Errorf("arguments %s, want %s", jsonText(gotArgs), jsonText(tt.args))
 			}
 		})
+	}
+}
+
+// The runner's checkpoint fits save_checkpoint's published schema.
+func TestMaxProgressIsTheSchemas(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "mcp", "catalog", "schemas", "save_checkpoint.input.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Properties struct {
+			Progress struct {
+				MaxLength int `json:"maxLength"`
+			} `json:"progress"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil || s.Properties.Progress.MaxLength != MaxProgress {
+		t.Errorf("save_checkpoint's progress maxLength %d (%v), MaxProgress %d", s.Properties.Progress.MaxLength, err, MaxProgress)
 	}
 }

@@ -70,18 +70,30 @@ func NewPuller(baseURL, token string, waitSeconds int, r interface {
 		HTTP: &http.Client{Timeout: time.Duration(waitSeconds)*time.Second + 20*time.Second}}
 }
 
-// Run claims until ctx ends (nil) or Prickle refuses the token or has no pull endpoint.
-func (p *Puller) Run(ctx context.Context) error {
-	minB, maxB, idle := p.MinBackoff, p.MaxBackoff, p.Idle
+// backoffs are the least and the most wait after a failed claim.
+func (p *Puller) backoffs() (time.Duration, time.Duration) {
+	minB, maxB := p.MinBackoff, p.MaxBackoff
 	if minB <= 0 {
 		minB = time.Second
 	}
 	if maxB < minB {
 		maxB = max(30*time.Second, minB)
 	}
-	if idle <= 0 {
-		idle = 500 * time.Millisecond
+	return minB, maxB
+}
+
+// idle is the wait before claiming again when no run slot is free.
+func (p *Puller) idle() time.Duration {
+	if p.Idle <= 0 {
+		return 500 * time.Millisecond
 	}
+	return p.Idle
+}
+
+// Run claims until ctx ends (nil) or Prickle refuses the token or has no pull endpoint.
+func (p *Puller) Run(ctx context.Context) error {
+	minB, maxB := p.backoffs()
+	idle := p.idle()
 	backoff := minB
 	for ctx.Err() == nil {
 		free := min(p.Runner.Free(), 10)
@@ -107,7 +119,7 @@ func (p *Puller) Run(ctx context.Context) error {
 		}
 		backoff = minB
 		for _, c := range got {
-			p.Runner.Offer(c.ID, c.Delivery, "pull", p.receipt(c))
+			p.Runner.Offer(c.ID, c.Delivery, ViaPull, p.receipt(c))
 		}
 	}
 	return nil
@@ -115,27 +127,38 @@ func (p *Puller) Run(ctx context.Context) error {
 
 // Claim asks for up to n wake-ups, waiting up to WaitSeconds for one.
 func (p *Puller) Claim(ctx context.Context, n int) ([]Claimed, error) {
-	body, _ := json.Marshal(map[string]int{"wait_seconds": p.WaitSeconds, "max": n})
+	a, err := p.claim(ctx, n, p.WaitSeconds)
+	return a.Wakeups, err
+}
+
+// claimAnswer is a claim's answer: the wake-ups, and until when the
+// agent's others are held by its daily model-spend cap (empty: none held).
+type claimAnswer struct {
+	Wakeups   []Claimed `json:"wakeups"`
+	HeldUntil string    `json:"held_until"`
+}
+
+// claim asks for up to n wake-ups, waiting up to wait seconds for one.
+func (p *Puller) claim(ctx context.Context, n, wait int) (claimAnswer, error) {
+	body, _ := json.Marshal(map[string]int{"wait_seconds": wait, "max": n})
 	code, b, err := p.post(ctx, ClaimPath, body)
 	if err != nil {
-		return nil, err
+		return claimAnswer{}, err
 	}
 	switch {
 	case code == http.StatusOK:
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return nil, ErrUnauthorized
+		return claimAnswer{}, ErrUnauthorized
 	case code == http.StatusNotFound:
-		return nil, ErrNoPull
+		return claimAnswer{}, ErrNoPull
 	default:
-		return nil, fmt.Errorf("claim: HTTP %d: %s", code, clip(string(b), 200))
+		return claimAnswer{}, fmt.Errorf("claim: HTTP %d: %s", code, clip(string(b), 200))
 	}
-	var out struct {
-		Wakeups []Claimed `json:"wakeups"`
-	}
+	var out claimAnswer
 	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, fmt.Errorf("claim: answer is not {wakeups: [...]}: %w", err)
+		return claimAnswer{}, fmt.Errorf("claim: answer is not {wakeups: [...]}: %w", err)
 	}
-	var ok []Claimed
+	ok := []Claimed{}
 	for _, c := range out.Wakeups {
 		if c.ID == "" || c.Claim == "" || c.Delivery.TaskID == "" || c.Delivery.RunID == "" || c.Delivery.RunToken == "" {
 			p.Log.Warn("claim: wake-up without id, claim or delivery skipped", "id", c.ID)
@@ -143,7 +166,8 @@ func (p *Puller) Claim(ctx context.Context, n int) ([]Claimed, error) {
 		}
 		ok = append(ok, c)
 	}
-	return ok, nil
+	out.Wakeups = ok
+	return out, nil
 }
 
 // Ack acknowledges a claimed wake-up whose run has ended by itself: it is done for good.

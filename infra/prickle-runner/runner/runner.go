@@ -40,6 +40,9 @@ type Runner struct {
 	Out *slog.Logger
 	// CallTimeout bounds each call to Prickle (default 1 minute).
 	CallTimeout time.Duration
+	// OnHeld is called when Prickle held a delivered run for its agent's
+	// model-spend cap (webhook mode's drain claims it back); nil: nobody.
+	OnHeld func()
 
 	mu      sync.Mutex
 	ctx     context.Context
@@ -315,6 +318,10 @@ func (r *Runner) execute(d *delivery) {
 		r.finish(d)
 		return
 	}
+	if r.held(ctx, d) {
+		cancel()
+		return
+	}
 	view, err := r.taskView(ctx, w)
 	cancel()
 	if err != nil {
@@ -351,8 +358,8 @@ func (r *Runner) execute(d *delivery) {
 	if ended {
 		r.releaseClaims(w, sessionDir, paused)
 		// Its token ends with it: a later wake-up of the task brings a new one.
-		if err := r.Tasks.EndRun(ctx, w.RunToken); err != nil {
-			r.Out.Warn("run token not ended", "task", w.TaskID, "run", w.RunID, "error", err.Error())
+		if err := r.Tasks.EndRun(ctx, w.RunToken, res.usage); err != nil {
+			r.Out.Warn(endRunProblem(err), "task", w.TaskID, "run", w.RunID, "error", err.Error())
 		}
 	}
 	cancel()

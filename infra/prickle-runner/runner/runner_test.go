@@ -27,13 +27,28 @@ type fakeTasks struct {
 	deadTokens  map[string]bool
 	checkpoints []string // token + " " + progress
 	ended       []string // run tokens ended
+	usage       map[string]*Usage
+	// capped holds every delivered run (MayStart); asked are the tokens it was asked with.
+	capped bool
+	asked  []string
 }
 
-func (f *fakeTasks) EndRun(_ context.Context, token string) error {
+func (f *fakeTasks) EndRun(_ context.Context, token string, usage *Usage) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.ended = append(f.ended, token)
+	if f.usage == nil {
+		f.usage = map[string]*Usage{}
+	}
+	f.usage[token] = usage
 	return nil
+}
+
+func (f *fakeTasks) MayStart(_ context.Context, token, _ string) (bool, time.Time, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, token)
+	return f.capped, time.Now().Add(time.Hour), nil
 }
 
 var errUnauthorized = errors.New("HTTP 401")

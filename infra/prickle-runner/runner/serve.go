@@ -48,6 +48,15 @@ func serveWebhook(ctx context.Context, cfg Config, r *Runner, out *slog.Logger) 
 	if err != nil {
 		return fmt.Errorf("webhook listen: %w", err)
 	}
+	// Runs held by the agent's model-spend cap wait in Prickle's pull queue: claim them back.
+	held := make(chan struct{}, 1)
+	r.OnHeld = func() {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+	}
+	go NewPuller(cfg.PrickleURL, r.AgentToken, cfg.Pull.WaitSeconds, r, out).Drain(ctx, held)
 	journal := NewJournal(cfg.StateDir, r.AgentToken)
 	pending, err := journal.Pending()
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package link signs and verifies the tokens of owners' approval links, so
-// a link from an email or a Slack message can decide one step or one result
-// without a login. A token is base64url(JSON claims) "." base64url(HMAC-SHA256
+// a link from an email or a Slack message can decide one step, one result
+// or one day's model-spend cap without a login. A token is base64url(JSON claims) "." base64url(HMAC-SHA256
 // of the first part), encoded and checked by shared/auth/signed. It expires; it is single use because the decision it
 // leads to is stored once (a decided step or result refuses a second
 // decision), not because the token itself is remembered.
@@ -19,6 +19,9 @@ import (
 const (
 	KindStep   = "step"
 	KindResult = "result"
+	// KindCap decides on an agent's daily model-spend cap reached: raise it
+	// for the day, or leave it (shared/team/spendcap).
+	KindCap = "cap"
 )
 
 // ResultLifetime is how long a link to approve a result works: a result has
@@ -42,7 +45,10 @@ type Claims struct {
 	StepID string `json:"step_id,omitempty"`
 	// Round names the result a result link was sent for (its returned_at),
 	// so a link of an earlier round cannot decide a result returned later.
-	Round   string    `json:"round,omitempty"`
+	Round string `json:"round,omitempty"`
+	// Agent and Day name the cap a cap link decides on: the agent's, that UTC day.
+	Agent   string    `json:"agent,omitempty"`
+	Day     string    `json:"day,omitempty"`
 	Owner   string    `json:"owner"`
 	Expires time.Time `json:"exp"`
 	// Nonce makes every issued token distinct, so two links for the same decision never collide in logs or caches.
@@ -94,6 +100,12 @@ func ForResult(taskID, round, owner string, now time.Time) Claims {
 	return Claims{Kind: KindResult, TaskID: taskID, Round: round, Owner: owner, Expires: now.UTC().Add(ResultLifetime)}
 }
 
+// ForCap builds the claims of a link that decides on an agent's cap
+// reached on day: it lasts until that UTC day ends, when the cap lifts anyway.
+func ForCap(agent, day, owner string, dayEnds time.Time) Claims {
+	return Claims{Kind: KindCap, Agent: agent, Day: day, Owner: owner, Expires: dayEnds.UTC()}
+}
+
 // Sign returns the token for c; a missing nonce is filled with 12 random bytes.
 func (s Signer) Sign(c Claims) string {
 	if c.Nonce == "" {
@@ -118,14 +130,16 @@ func (s Signer) Verify(token string, now time.Time) (Claims, error) {
 }
 
 func (c Claims) wellFormed() bool {
-	if c.TaskID == "" || c.Owner == "" || c.Expires.IsZero() {
+	if c.Owner == "" || c.Expires.IsZero() {
 		return false
 	}
 	switch c.Kind {
 	case KindStep:
-		return c.StepID != ""
+		return c.TaskID != "" && c.StepID != ""
 	case KindResult:
-		return c.StepID == ""
+		return c.TaskID != "" && c.StepID == ""
+	case KindCap:
+		return c.Agent != "" && c.Day != "" && c.TaskID == "" && c.StepID == ""
 	}
 	return false
 }
@@ -144,4 +158,9 @@ func (s Signer) CheckFormToken(token, v string) bool {
 // URL is the approval page of token under base (no trailing slash needed).
 func URL(base, token string) string {
 	return strings.TrimSuffix(base, "/") + "/a/" + token
+}
+
+// CapURL is the page of a cap link's token under base.
+func CapURL(base, token string) string {
+	return strings.TrimSuffix(base, "/") + "/c/" + token
 }

@@ -19,6 +19,7 @@ func TestSignVerify(t *testing.T) {
 	s := Signer{Key: key}
 	step := ForStep("tsk_1", "stp_1", "alice", now.Add(24*time.Hour))
 	result := ForResult("tsk_2", "2026-11-29T09:00:00Z", "bob", now)
+	capped := ForCap("alice/writer", "2026-11-29", "alice", time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	other := Signer{Key: []byte("another key that is 32 bytes lon")}
 
 	flip := func(tok string, i int) string {
@@ -44,6 +45,8 @@ func TestSignVerify(t *testing.T) {
 	}{
 		{"step link", s.Sign(step), now, step, nil},
 		{"result link", s.Sign(result), now.Add(ResultLifetime - time.Second), result, nil},
+		{"cap link until the day ends", s.Sign(capped), capped.Expires.Add(-time.Second), capped, nil},
+		{"cap link the next day", s.Sign(capped), capped.Expires, capped, ErrExpired},
 		{"step link at its deadline", s.Sign(step), step.Expires, step, ErrExpired},
 		{"result link after 7 days", s.Sign(result), now.Add(ResultLifetime), result, ErrExpired},
 		{"payload changed", flip(s.Sign(step), 5), now, Claims{}, ErrTampered},
@@ -74,12 +77,16 @@ func TestMalformedClaimsAreTampered(t *testing.T) {
 	s := Signer{Key: key}
 	exp := now.Add(time.Hour)
 	for name, c := range map[string]Claims{
-		"unknown kind":     {Kind: "task", TaskID: "t", Owner: "o", Expires: exp},
-		"step without id":  {Kind: KindStep, TaskID: "t", Owner: "o", Expires: exp},
-		"result with step": {Kind: KindResult, TaskID: "t", StepID: "s", Owner: "o", Expires: exp},
-		"no owner":         {Kind: KindResult, TaskID: "t", Expires: exp},
-		"no task":          {Kind: KindResult, Owner: "o", Expires: exp},
-		"no expiry":        {Kind: KindResult, TaskID: "t", Owner: "o"},
+		"unknown kind":      {Kind: "task", TaskID: "t", Owner: "o", Expires: exp},
+		"step without id":   {Kind: KindStep, TaskID: "t", Owner: "o", Expires: exp},
+		"result with step":  {Kind: KindResult, TaskID: "t", StepID: "s", Owner: "o", Expires: exp},
+		"no owner":          {Kind: KindResult, TaskID: "t", Expires: exp},
+		"no task":           {Kind: KindResult, Owner: "o", Expires: exp},
+		"no expiry":         {Kind: KindResult, TaskID: "t", Owner: "o"},
+		"cap without day":   {Kind: KindCap, Agent: "o/a", Owner: "o", Expires: exp},
+		"cap without agent": {Kind: KindCap, Day: "2026-11-29", Owner: "o", Expires: exp},
+		"cap with a task":   {Kind: KindCap, Agent: "o/a", Day: "2026-11-29", TaskID: "t", Owner: "o", Expires: exp},
+		"step without task": {Kind: KindStep, StepID: "s", Owner: "o", Expires: exp},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := s.Verify(s.Sign(c), now); !errors.Is(err, ErrTampered) {

@@ -6,7 +6,7 @@ import (
 
 // The functions' publisher holds the client's method value, never the
 // client: a client in the interface would link every EventBridge operation
-// into the binaries that execute templates (README "Size and cold start").
+// into the binaries that execute templates (docs/architecture.md, "Binary size").
 func TestFromEnvHoldsTheMethodValue(t *testing.T) {
 	t.Setenv("PRICKLE_EVENTS_ENDPOINT", "http://127.0.0.1:1")
 	t.Setenv("EVENT_BUS_NAME", "prickle-test")

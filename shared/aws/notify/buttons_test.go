@@ -78,6 +78,10 @@ func TestRequestMessagesCarryApproveAndRefuseButtons(t *testing.T) {
 			if got[notify.ActionApprove] != token+"|primary" || got[notify.ActionRefuse] != token+"|danger" {
 				t.Errorf("buttons = %v, want approve and refuse carrying the link's token %s", got, token)
 			}
+			// A step's call can be edited, then approved; a result's cannot.
+			if edit, ok := got[notify.ActionEdit]; (c.kind == link.KindStep) != ok || (ok && edit != token+"|") {
+				t.Errorf("edit button = %q (present %v), want it on a step only, carrying the token", edit, ok)
+			}
 			if got[notify.ActionOpenPage] != page+"|" {
 				t.Errorf("page button = %q, want %q", got[notify.ActionOpenPage], page)
 			}

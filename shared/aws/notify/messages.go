@@ -110,7 +110,7 @@ func stepRequestMessage(s step.Step, token, url string, expires time.Time) messa
 		header(subject),
 		richText(paragraph(bold(s.Agent), literal(fmt.Sprintf(" asks before %s call. It will make exactly this call, once, if you approve.", article(kind))))),
 		factsBlock(stepFacts(s)),
-		inputBlock(s.Input),
+		inputBlock("Input", s.Input),
 		decideActions(token, url, true),
 		contextBlock(decideNote(ownerOf(s.Agent), expires)),
 	}
@@ -133,7 +133,11 @@ func stepAbout(s step.Step) string {
 func stepOutcome(s step.Step) string {
 	switch s.Status {
 	case step.Approved, step.Consumed:
-		return fmt.Sprintf("Approved by %s at %s: the run may make exactly this call, once, within 15 minutes.", s.DecidedBy, decidedAt(s))
+		if len(s.Edited) > 0 {
+			return fmt.Sprintf("Approved as edited by %s at %s: the run may make the edited call (below) instead of the one it asked, once, within %d minutes.",
+				s.DecidedBy, decidedAt(s), int(step.UseWindow/time.Minute))
+		}
+		return fmt.Sprintf("Approved by %s at %s: the run may make exactly this call, once, within %d minutes.", s.DecidedBy, decidedAt(s), int(step.UseWindow/time.Minute))
 	case step.Refused:
 		out := fmt.Sprintf("Refused by %s at %s.", s.DecidedBy, decidedAt(s))
 		if s.Message != "" {
@@ -163,12 +167,18 @@ func stepSettledMessage(s step.Step) message {
 	var b strings.Builder
 	b.WriteString(outcome + "\n\n")
 	b.WriteString(factLines(stepFacts(s)))
-	fmt.Fprintf(&b, "\nInput:\n%s\n", PrettyInput(s.Input, InputEmailMax))
 	blocks := []any{
 		header(subject),
 		richText(paragraph(bold(outcome))),
 		factsBlock(stepFacts(s)),
-		inputBlock(s.Input),
+	}
+	if len(s.Edited) > 0 {
+		edited := "Input as " + s.DecidedBy + " edited it"
+		fmt.Fprintf(&b, "\nInput as asked:\n%s\n\n%s:\n%s\n", PrettyInput(s.Input, InputEmailMax), edited, PrettyInput(s.Edited, InputEmailMax))
+		blocks = append(blocks, inputBlock("Input as asked", s.Input), inputBlock(edited, s.Edited))
+	} else {
+		fmt.Fprintf(&b, "\nInput:\n%s\n", PrettyInput(s.Input, InputEmailMax))
+		blocks = append(blocks, inputBlock("Input", s.Input))
 	}
 	return message{subject: subject, text: b.String(), notice: outcome, blocks: blocks, links: []string{}}
 }
@@ -327,10 +337,10 @@ func factsBlock(facts [][2]string) map[string]any {
 	return richText(paragraph(texts...))
 }
 
-// inputBlock is the step's input, pretty-printed in a preformatted element:
-// whatever the input holds stays inside it.
-func inputBlock(input []byte) map[string]any {
-	return richText(paragraph(bold("Input")), map[string]any{"type": "rich_text_preformatted", "elements": []any{literal(PrettyInput(input, inputSlackMax))}})
+// inputBlock is a step's input under its label, pretty-printed in a
+// preformatted element: whatever the input holds stays inside it.
+func inputBlock(label string, input []byte) map[string]any {
+	return richText(paragraph(bold(label)), map[string]any{"type": "rich_text_preformatted", "elements": []any{literal(PrettyInput(input, inputSlackMax))}})
 }
 
 // Action ids of the buttons of a request message; Slack sends them back in block_actions.
@@ -339,6 +349,9 @@ const (
 	ActionApprove = "prickle_approve"
 	// ActionRefuse opens a modal for the owner's message; its value is the approval-link token.
 	ActionRefuse = "prickle_refuse"
+	// ActionEdit opens a modal to edit a step's call, then approve the edited
+	// call; its value is the approval-link token.
+	ActionEdit = "prickle_edit"
 	// ActionAllowCall approves a step and also allows the same call on its task
 	// for AllowCallHours without asking (a standing grant); its value is the token.
 	ActionAllowCall = "prickle_allow_call"
@@ -356,7 +369,7 @@ const AllowCallHours = 8
 const SlackValueMax = 2000
 
 // decideActions is the row of buttons of a request: Approve and Refuse (and,
-// for a step, Approve + allow this call for 8 h) carry the signed token, so a
+// for a step, Approve + allow this call for 8 h, and Edit…) carry the signed token, so a
 // click is authorised by the same signature, expiry and single-use decision
 // as the web page; the last opens that page.
 func decideActions(token, url string, step bool) map[string]any {
@@ -373,7 +386,9 @@ func decideActions(token, url string, step bool) map[string]any {
 	if step {
 		allow := button(fmt.Sprintf("Approve + this call for %d h", AllowCallHours), ActionAllowCall)
 		allow["value"] = token
-		elements = []any{approve, allow, refuse, page}
+		edit := button("Edit…", ActionEdit)
+		edit["value"] = token
+		elements = []any{approve, allow, edit, refuse, page}
 	}
 	if len(token) > SlackValueMax { // ids too long for a button: the page still decides
 		elements = []any{page}

@@ -54,6 +54,8 @@ func (n *Notifier) Handle(ctx context.Context, e event.Event) error {
 		return n.resultDecided(ctx, e)
 	case event.SignInRequested:
 		return n.signInRequested(ctx, e)
+	case event.ModelCapReached:
+		return n.capReached(ctx, e)
 	}
 	n.log().InfoContext(ctx, "notify: event ignored", "event", e.ID, "type", string(e.Type))
 	return nil

@@ -190,12 +190,16 @@ func TestStepSettledUpdatesTheSlackMessageInPlace(t *testing.T) {
 	approved.Status, approved.DecidedBy, approved.DecidedAt = step.Approved, "alice", &decidedAt
 	refused := pendingStep()
 	refused.Status, refused.DecidedBy, refused.DecidedAt, refused.Message = step.Refused, "alice", &decidedAt, "not on a Friday"
+	edited := approved
+	edited.Edited = json.RawMessage(`{"command":"git push origin feature/x"}`)
 	tests := []struct {
 		name  string
 		event event.Event
 		want  string
 	}{
 		{"approved", event.ForStep(event.StepDecided, approved, "owner:alice", decidedAt), "Approved by alice at 2026-11-29T10:00:00Z"},
+		{"approved as edited", event.ForStep(event.StepDecided, edited, "owner:alice", decidedAt),
+			"Approved as edited by alice at 2026-11-29T10:00:00Z: the run may make the edited call (below) instead of the one it asked"},
 		{"refused", event.ForStep(event.StepDecided, refused, "owner:alice", decidedAt), `Refused by alice at 2026-11-29T10:00:00Z. Message: "not on a Friday"`},
 		{"expired", event.ForStep(event.StepExpired, pendingStep(), task.System, now.Add(25*time.Hour)), "Expired at 2026-11-30T09:00:00Z"},
 	}
@@ -230,6 +234,51 @@ func TestStepSettledUpdatesTheSlackMessageInPlace(t *testing.T) {
 			}
 			if !strings.Contains(update.Text, tt.want) || strings.Contains(string(update.Body), "/a/") {
 				t.Errorf("slack update should say %q and carry no approval link: %s", tt.want, update.Body)
+			}
+		})
+	}
+}
+
+// The decided message of an edited approval shows the call as asked and the
+// edit, in the email and in Slack; one approved as asked shows one input.
+func TestEditedStepSettledShowsBothInputs(t *testing.T) {
+	ctx := context.Background()
+	at := now.Add(time.Minute)
+	for _, tc := range []struct {
+		name   string
+		edited string
+		want   []string
+		not    []string
+	}{
+		{"edited", `{"command":"git push origin feature/x"}`,
+			[]string{"Input as asked:", "git push origin main && echo <done>", "Input as alice edited it:", "git push origin feature/x"}, nil},
+		{"as asked", "", []string{"Input:", "git push origin main && echo <done>"}, []string{"edited", "Input as asked"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture()
+			s := pendingStep()
+			s.Status, s.DecidedBy, s.DecidedAt = step.Approved, "alice", &at
+			if tc.edited != "" {
+				s.Edited = json.RawMessage(tc.edited)
+			}
+			if err := f.n.Handle(ctx, event.ForStep(event.StepDecided, s, "owner:alice", at)); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range f.box.List() {
+				text := m.Text
+				if m.Channel == "slack" { // the labels are bold text elements there
+					text = strings.NewReplacer(`"Input as asked"`, "Input as asked:", `"Input as alice edited it"`, "Input as alice edited it:", `"Input"`, "Input:").Replace(string(m.Body))
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(text, w) {
+						t.Errorf("%s message lacks %q:\n%s", m.Channel, w, text)
+					}
+				}
+				for _, w := range tc.not {
+					if strings.Contains(text, w) {
+						t.Errorf("%s message says %q:\n%s", m.Channel, w, text)
+					}
+				}
 			}
 		})
 	}

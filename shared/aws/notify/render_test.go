@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -78,62 +79,75 @@ func largestInputs() map[string]json.RawMessage {
 
 // TestMessagesOfTheLargestInputsStayWithinLimits: email, Slack and the dev
 // outbox of a step with the largest inputs stay small, Slack's texts within
-// its limits (header 150, any other text 3000), and say they were clipped.
+// its limits (header 150, any other text 3000), and say they were clipped;
+// each refused, or approved as edited to the same size (the decided message
+// then shows both inputs).
 func TestMessagesOfTheLargestInputsStayWithinLimits(t *testing.T) {
 	for name, in := range largestInputs() {
-		f := newFixture()
-		s := pendingStep()
-		s.Input = in
-		ctx := context.Background()
-		if err := f.n.Handle(ctx, event.ForStep(event.StepRequested, s, s.Agent, now)); err != nil {
-			t.Fatal(err)
+		for _, edited := range []bool{false, true} {
+			testLargestInputMessages(t, fmt.Sprintf("%s (edited %v)", name, edited), in, edited)
 		}
-		decided := s
-		decided.Status, decided.DecidedBy, decided.DecidedAt = step.Refused, "alice", &now
-		if err := f.n.Handle(ctx, event.ForStep(event.StepDecided, decided, "owner:alice", now)); err != nil {
-			t.Fatal(err)
+	}
+}
+
+func testLargestInputMessages(t *testing.T, name string, in json.RawMessage, edited bool) {
+	t.Helper()
+	f := newFixture()
+	s := pendingStep()
+	s.Input = in
+	ctx := context.Background()
+	if err := f.n.Handle(ctx, event.ForStep(event.StepRequested, s, s.Agent, now)); err != nil {
+		t.Fatal(err)
+	}
+	decided := s
+	decided.Status, decided.DecidedBy, decided.DecidedAt = step.Refused, "alice", &now
+	inputs := 1
+	if edited {
+		decided.Status, decided.Edited, inputs = step.Approved, in, 2
+	}
+	if err := f.n.Handle(ctx, event.ForStep(event.StepDecided, decided, "owner:alice", now)); err != nil {
+		t.Fatal(err)
+	}
+	msgs := f.box.List()
+	if len(msgs) < 3 {
+		t.Fatalf("%s: %d messages, want email and Slack, then the update", name, len(msgs))
+	}
+	for _, m := range msgs {
+		size := len(m.Text) + len(m.Body)
+		t.Logf("%s: %s %q: %d bytes (text + body)", name, m.Channel, m.Subject[:min(30, len(m.Subject))], size)
+		if m.Channel == "email" && len(m.Text) > inputs*notify.InputEmailMax+4<<10 {
+			t.Errorf("%s: email of %d bytes", name, len(m.Text))
 		}
-		msgs := f.box.List()
-		if len(msgs) < 3 {
-			t.Fatalf("%s: %d messages, want email and Slack, then the update", name, len(msgs))
+		if m.Channel != "slack" {
+			continue
 		}
-		for _, m := range msgs {
-			size := len(m.Text) + len(m.Body)
-			t.Logf("%s: %s %q: %d bytes (text + body)", name, m.Channel, m.Subject[:min(30, len(m.Subject))], size)
-			if m.Channel == "email" && len(m.Text) > notify.InputEmailMax+4<<10 {
-				t.Errorf("%s: email of %d bytes", name, len(m.Text))
+		var body struct {
+			Blocks []map[string]any `json:"blocks"`
+		}
+		if err := json.Unmarshal(m.Body, &body); err != nil {
+			t.Fatalf("%s: slack body: %v", name, err)
+		}
+		if len(m.Body) > 16<<10 {
+			t.Errorf("%s: Slack payload of %d bytes", name, len(m.Body))
+		}
+		clipped := false
+		for _, b := range body.Blocks {
+			limit := 3000
+			if b["type"] == "header" {
+				limit = 150
 			}
-			if m.Channel != "slack" {
-				continue
-			}
-			var body struct {
-				Blocks []map[string]any `json:"blocks"`
-			}
-			if err := json.Unmarshal(m.Body, &body); err != nil {
-				t.Fatalf("%s: slack body: %v", name, err)
-			}
-			if len(m.Body) > 16<<10 {
-				t.Errorf("%s: Slack payload of %d bytes", name, len(m.Body))
-			}
-			clipped := false
-			for _, b := range body.Blocks {
-				limit := 3000
-				if b["type"] == "header" {
-					limit = 150
+			_, texts := slackTexts(b)
+			for _, text := range texts {
+				if utf8.RuneCountInString(text) > limit {
+					t.Errorf("%s: %s block with a text of %d characters", name, b["type"], utf8.RuneCountInString(text))
 				}
-				_, texts := slackTexts(b)
-				for _, text := range texts {
-					if utf8.RuneCountInString(text) > limit {
-						t.Errorf("%s: %s block with a text of %d characters", name, b["type"], utf8.RuneCountInString(text))
-					}
-					if strings.Contains(text, "… clipped: the first") && strings.HasSuffix(text, "bytes of JSON") {
-						clipped = true
-					}
+				if strings.Contains(text, "… clipped: the first") && strings.HasSuffix(text, "bytes of JSON") {
+					clipped = true
 				}
 			}
-			if !clipped && len(in) > 2400 {
-				t.Errorf("%s: Slack's input block does not say it was clipped", name)
-			}
+		}
+		if !clipped && len(in) > 2400 {
+			t.Errorf("%s: Slack's input block does not say it was clipped", name)
 		}
 	}
 }

@@ -37,11 +37,11 @@ func (n *Notifier) signInRequested(ctx context.Context, e event.Event) error {
 		until := now.Add(session.LinkLifetime).Format(time.RFC3339)
 		m := message{
 			subject: "Sign in to Prickle as " + o.Name,
-			text: fmt.Sprintf("Open this link to sign in to Prickle as %s. It works once, until %s (15 minutes):\n\n%s\n\n"+
-				"If you did not ask for it, ignore this message: nothing happens unless the link is opened and its button pressed.", o.Name, until, url),
+			text: fmt.Sprintf("Open this link to sign in to Prickle as %s. It works once, until %s (%d minutes):\n\n%s\n\n"+
+				"If you did not ask for it, ignore this message: nothing happens unless the link is opened and its button pressed.", o.Name, until, int(session.LinkLifetime/time.Minute), url),
 			links: []string{url},
 		}
-		m.blocks = []any{map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": fmt.Sprintf("<%s|Sign in to Prickle as %s> (works once, for 15 minutes)", url, o.Name)}}}
+		m.blocks = []any{map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": fmt.Sprintf("<%s|Sign in to Prickle as %s> (works once, for %d minutes)", url, o.Name, int(session.LinkLifetime/time.Minute))}}}
 		return m
 	}
 	dm := n.Slack != nil && team.ValidSlackUserID(o.SlackUserID)

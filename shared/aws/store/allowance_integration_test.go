@@ -103,7 +103,7 @@ func TestGrantSparesRepeatedAsksUntilRevoked(t *testing.T) {
 	if first.Status != step.Pending || first.Behavior != "deny" {
 		t.Fatalf("first push = %+v, want pending deny", first)
 	}
-	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, first.StepID, true, "", audit.ViaPage); err != nil {
+	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, first.StepID, true, nil, "", audit.ViaPage); err != nil {
 		t.Fatal(err)
 	}
 	// bob cannot give a grant for alice's agent.
@@ -186,7 +186,7 @@ func TestExactCallGrant(t *testing.T) {
 	now := base.Add(time.Hour)
 	f.svc.Now = func() time.Time { return now }
 	first := f.push(t, "main", "tu_0")
-	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, first.StepID, true, "", audit.ViaLink); err != nil {
+	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, first.StepID, true, nil, "", audit.ViaLink); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.GrantFromStep(ctx, "alice", f.task.ID, first.StepID, team.GrantRequest{Scope: grant.ScopeCall, Hours: 1, Via: audit.ViaLink}); err != nil {
@@ -210,7 +210,7 @@ func TestRacingGrantUses(t *testing.T) {
 	f := newOwnersFixture(t)
 	ctx := context.Background()
 	first := f.push(t, "main", "tu_0")
-	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, first.StepID, true, "", audit.ViaPage); err != nil {
+	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, first.StepID, true, nil, "", audit.ViaPage); err != nil {
 		t.Fatal(err)
 	}
 	g, err := f.svc.GrantFromStep(ctx, "alice", f.task.ID, first.StepID, team.GrantRequest{Scope: grant.ScopePattern, Hours: 1, Field: "command", Pattern: "git push origin *"})
@@ -373,6 +373,22 @@ func TestZeroAmountWithinABudget(t *testing.T) {
 	if steps, _ := f.store.StepsForTask(ctx, f.task.ID); len(steps) != 4 {
 		t.Fatalf("%d steps stored, want 4", len(steps))
 	}
+	// Spend approved by hand may pass the limit; a step of 0 still spends nothing and is allowed,
+	// while any more is asked.
+	key := budget.Spend{Project: "web", Owner: "alice", Unit: "USD", Agent: "alice/builder", Day: budget.Day(time.Now())}
+	if _, err := f.store.AddSpend(ctx, key, 45*budget.Scale, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		v     float64
+		allow bool
+	}{{0, true}, {0.5, false}} {
+		out, err := f.svc.RequestStep(ctx, f.run, team.RequestStepInput{ToolName: "buy_credits", Input: json.RawMessage(fmt.Sprintf(`{"pack":%d,"usd":%v}`, 10+i, c.v)),
+			ToolUseID: fmt.Sprintf("tu_over_%d", i), Kind: "spending", Amount: &step.Amount{Value: c.v, Unit: "USD"}})
+		if err != nil || (out.Behavior == "allow") != c.allow {
+			t.Errorf("spend %v past the limit: %+v, %v; want allowed %v", c.v, out, err, c.allow)
+		}
+	}
 }
 
 func TestAuditEntriesAreAppendOnly(t *testing.T) {
@@ -416,7 +432,7 @@ func TestPatternGrantsAskForTheReviewedNearMisses(t *testing.T) {
 	give := func(tool, field, value, pattern string) {
 		t.Helper()
 		first := ask(tool, field, value)
-		if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, first.StepID, true, "", audit.ViaPage); err != nil {
+		if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, first.StepID, true, nil, "", audit.ViaPage); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := f.svc.GrantFromStep(ctx, "alice", f.task.ID, first.StepID, team.GrantRequest{Scope: grant.ScopePattern, Hours: 2, Field: field, Pattern: pattern, Via: audit.ViaPage}); err != nil {
@@ -563,13 +579,13 @@ func TestHandApprovedSpendIsCountedWhenApproved(t *testing.T) {
 	if err != nil || asked.Status != step.Pending {
 		t.Fatalf("asked = %+v, %v", asked, err)
 	}
-	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, asked.StepID, true, "", audit.ViaPage); err != nil {
+	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, asked.StepID, true, nil, "", audit.ViaPage); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.spent(t); got != 7*budget.Scale {
 		t.Fatalf("right after the approval, spent %s USD; want 7", got)
 	}
-	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, asked.StepID, true, "", audit.ViaLink); err == nil {
+	if _, err := f.svc.DecideStep(ctx, "alice", f.task.ID, asked.StepID, true, nil, "", audit.ViaLink); err == nil {
 		t.Fatal("a step was approved twice")
 	}
 	used, err := f.svc.RequestStep(ctx, f.run, in)

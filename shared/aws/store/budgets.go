@@ -155,7 +155,7 @@ func (s *Store) AddSpend(ctx context.Context, key budget.Spend, amount budget.Mi
 		// need not return the total (the emulator does not).
 		ReturnValues: types.ReturnValueAllNew,
 	}
-	if limit != nil {
+	if limit != nil && amount > 0 { // a debit of nothing never crosses the limit, even one hand-approved spend already passed
 		room := *limit - amount
 		if room < 0 {
 			return 0, fmt.Errorf("debit %s %s beyond a limit of %s: %w", amount, key.Unit, *limit, team.ErrConflict)

@@ -321,7 +321,7 @@ func (s *Store) ListAgents(ctx context.Context, project string) ([]team.Agent, e
 	if err != nil {
 		return nil, fmt.Errorf("agents of %s: %w", project, err)
 	}
-	items, err := s.batchGetDirectory(ctx, keys)
+	items, err := s.batchGet(ctx, s.tables.Directory, keys)
 	if err != nil {
 		return nil, fmt.Errorf("agents of %s: %w", project, err)
 	}
@@ -345,8 +345,8 @@ const (
 	batchRetryBackoff = 50 * time.Millisecond
 )
 
-// batchGetDirectory reads directory items by key, strongly consistent.
-func (s *Store) batchGetDirectory(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+// batchGet reads items of one table by key, strongly consistent.
+func (s *Store) batchGet(ctx context.Context, table string, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
 	var items []map[string]types.AttributeValue
 	for chunk := range slices.Chunk(keys, maxBatchKeys) {
 		pending := chunk
@@ -355,13 +355,13 @@ func (s *Store) batchGetDirectory(ctx context.Context, keys []map[string]types.A
 				return nil, fmt.Errorf("batch get: %d keys still unprocessed after %d attempts", len(pending), maxBatchAttempts)
 			}
 			out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-				s.tables.Directory: {Keys: pending, ConsistentRead: aws.Bool(true)},
+				table: {Keys: pending, ConsistentRead: aws.Bool(true)},
 			}})
 			if err != nil {
 				return nil, fmt.Errorf("batch get: %w", err)
 			}
-			items = append(items, out.Responses[s.tables.Directory]...)
-			pending = out.UnprocessedKeys[s.tables.Directory].Keys
+			items = append(items, out.Responses[table]...)
+			pending = out.UnprocessedKeys[table].Keys
 			if len(pending) > 0 {
 				select {
 				case <-ctx.Done():

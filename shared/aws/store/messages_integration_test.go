@@ -13,6 +13,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/useprickle/prickle/shared/auth/identity"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/aws/store/storetest"
 	"github.com/useprickle/prickle/shared/team"
@@ -129,5 +130,34 @@ func TestRetriedClaimThatLandedIsStillTheClaim(t *testing.T) {
 	// Another delivery's claim of the same event and channel still loses.
 	if ok, err := st.ClaimSend(ctx, id, "email", base); err != nil || ok {
 		t.Errorf("another delivery's claim = %v, %v; want already claimed", ok, err)
+	}
+}
+
+// TestRetriedTokenPutThatLandedIsStillTheToken: the answer to a token's put
+// is lost and the SDK sends it again; the retry carries the put's own id and
+// must not report a conflict (an operator's mint-token failed so on a loaded
+// machine), while another put of that hash still conflicts.
+func TestRetriedTokenPutThatLandedIsStillTheToken(t *testing.T) {
+	fx := storetest.New(t)
+	p := storetest.NewProxy(t)
+	st := p.Store(fx, func(o *dynamodb.Options) {
+		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(time.Second)
+	})
+	ctx := context.Background()
+	tok := identity.Token{Kind: identity.KindAgent, Agent: "alice/writer", Hash: identity.Hash("prk_a_lost_answer"), CreatedAt: base}
+	p.Inject(storetest.Rule{Fault: storetest.LostAnswer, Op: "PutItem", Times: 1})
+	if err := st.PutToken(ctx, tok); err != nil {
+		t.Fatalf("a put that landed, retried = %v; want the token stored", err)
+	}
+	if got := p.Injected()[storetest.LostAnswer]; got != 1 {
+		t.Fatalf("the proxy lost %d answers, want 1", got)
+	}
+	if got, err := st.TokenByHash(ctx, tok.Hash); err != nil || got.Agent != "alice/writer" {
+		t.Fatalf("stored token = %+v, %v", got, err)
+	}
+	other := tok
+	other.Agent = "bob/reviewer"
+	if err := st.PutToken(ctx, other); !errors.Is(err, team.ErrConflict) {
+		t.Errorf("another token with that hash = %v; want a conflict", err)
 	}
 }

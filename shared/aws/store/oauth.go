@@ -87,20 +87,13 @@ func (s *Store) AllowOAuthRegistration(ctx context.Context, network string, now 
 		pk  string
 		max int
 	}{{"OAUTHRATE#" + network, oauthgrant.RegistrationsPerNetwork}, {registrationsOverallPK, oauthgrant.RegistrationsOverall}} {
-		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                aws.String(s.tables.OAuth),
-			Key:                      directoryKey(c.pk, sortableTime(window)),
-			UpdateExpression:         aws.String("ADD requests :one SET #ttl = :ttl"),
-			ConditionExpression:      aws.String("attribute_not_exists(requests) OR requests < :max"),
-			ExpressionAttributeNames: map[string]string{"#ttl": "ttl"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":one": numberValue(1), ":max": numberValue(int64(c.max)),
-				":ttl": numberValue(window.Add(oauthgrant.RegistrationWindow + time.Hour).Unix())},
-		})
-		if _, limited := failedCondition(err); limited {
-			return false, nil
-		}
+		ok, err := s.count(ctx, windowCount{table: s.tables.OAuth, pk: c.pk, window: window, max: c.max,
+			ttl: window.Add(oauthgrant.RegistrationWindow + time.Hour)})
 		if err != nil {
 			return false, fmt.Errorf("count OAuth registration: %w", err)
+		}
+		if !ok {
+			return false, nil
 		}
 	}
 	return true, nil

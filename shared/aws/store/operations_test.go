@@ -46,7 +46,7 @@ func reaches(t, target reflect.Type, seen map[reflect.Type]bool) bool {
 
 // A Store's type must not name the client: web and oauth execute templates,
 // and a client reachable from a type held in an interface links every
-// DynamoDB operation into them (README "Size and cold start").
+// DynamoDB operation into them (docs/architecture.md, "Binary size").
 func TestStoreTypeDoesNotReachTheClient(t *testing.T) {
 	client := reflect.TypeFor[*dynamodb.Client]()
 	tests := []struct {

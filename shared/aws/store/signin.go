@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -94,42 +93,10 @@ func (s *Store) ReopenSignIn(ctx context.Context, owner string, now time.Time) (
 	return n, nil
 }
 
-// clearCount deletes a window's counter and returns the requests it held (0 when there was none).
-func (s *Store) clearCount(ctx context.Context, table, pk string, window time.Time) (int, error) {
-	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(table), Key: directoryKey(pk, sortableTime(window)), ReturnValues: types.ReturnValueAllOld,
-	})
-	if err != nil {
-		return 0, err
-	}
-	n, ok := out.Attributes["requests"].(*types.AttributeValueMemberN)
-	if !ok {
-		return 0, nil
-	}
-	count, err := strconv.Atoi(n.Value)
-	if err != nil {
-		return 0, fmt.Errorf("count %q: %w", n.Value, err)
-	}
-	return count, nil
-}
-
 // countSignIn adds one request to a window's counter unless it holds max already.
 func (s *Store) countSignIn(ctx context.Context, pk string, max int, window time.Time) (bool, error) {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.tables.Directory),
-		Key:                       directoryKey(pk, sortableTime(window)),
-		UpdateExpression:          aws.String("ADD requests :one SET #type = :type, #ttl = :ttl"),
-		ConditionExpression:       aws.String("attribute_not_exists(requests) OR requests < :max"),
-		ExpressionAttributeNames:  map[string]string{"#type": "type", "#ttl": "ttl"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": numberValue(1), ":max": numberValue(int64(max)), ":type": stringValue("signin_rate"), ":ttl": numberValue(window.Add(session.SignInWindow + time.Hour).Unix())},
-	})
-	if _, limited := failedCondition(err); limited {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return true, nil
+	return s.count(ctx, windowCount{table: s.tables.Directory, pk: pk, window: window, max: max,
+		ttl: window.Add(session.SignInWindow + time.Hour), kind: "signin_rate"})
 }
 
 // Owners' sessions, in the directory table, make session cookies revocable:

@@ -18,8 +18,9 @@ import (
 // maxTransactItems is DynamoDB's limit on the writes of one transaction.
 const maxTransactItems = 100
 
-// stepRecord is a step item, keyed (task_id, step_id). input is the
-// canonical JSON as a string, so it comes back byte for byte; ttl is
+// stepRecord is a step item, keyed (task_id, step_id). input (and
+// edited_input, the owner's edit of an approved call) is the canonical JSON
+// as a string, so it comes back byte for byte; ttl is
 // expires_at in epoch seconds while the step is pending or approved, so
 // DynamoDB's TTL deletion (and its stream) reports the expiry, and a
 // retention period later once the step is settled, so its record stays readable.
@@ -32,6 +33,7 @@ type stepRecord struct {
 	ToolName    string       `dynamodbav:"tool_name"`
 	Input       string       `dynamodbav:"input"`
 	Fingerprint string       `dynamodbav:"fingerprint"`
+	Edited      string       `dynamodbav:"edited_input,omitempty"`
 	Kind        string       `dynamodbav:"kind,omitempty"`
 	Target      string       `dynamodbav:"target,omitempty"`
 	Amount      *step.Amount `dynamodbav:"amount,omitempty"`
@@ -51,7 +53,7 @@ type stepRecord struct {
 func newStepRecord(s step.Step) stepRecord {
 	return stepRecord{
 		TaskID: s.TaskID, StepID: s.ID, Project: s.Project, Agent: s.Agent, RunID: s.RunID,
-		ToolName: s.ToolName, Input: string(s.Input), Fingerprint: s.Fingerprint,
+		ToolName: s.ToolName, Input: string(s.Input), Fingerprint: s.Fingerprint, Edited: string(s.Edited),
 		Kind: s.Kind, Target: s.Target, Amount: s.Amount, Reason: s.Reason,
 		Status: s.Status, Message: s.Message, DecidedBy: s.DecidedBy, DecidedAt: utcPtr(s.DecidedAt),
 		DecidedVia: s.DecidedVia, AllowedBy: s.AllowedBy, BudgetNote: s.BudgetNote,
@@ -62,12 +64,20 @@ func newStepRecord(s step.Step) stepRecord {
 func (r stepRecord) step() step.Step {
 	return step.Step{
 		ID: r.StepID, TaskID: r.TaskID, Project: r.Project, Agent: r.Agent, RunID: r.RunID,
-		ToolName: r.ToolName, Input: json.RawMessage(r.Input), Fingerprint: r.Fingerprint,
+		ToolName: r.ToolName, Input: json.RawMessage(r.Input), Fingerprint: r.Fingerprint, Edited: edited(r.Edited),
 		Kind: r.Kind, Target: r.Target, Amount: r.Amount, Reason: r.Reason,
 		Status: r.Status, Message: r.Message, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt,
 		DecidedVia: r.DecidedVia, AllowedBy: r.AllowedBy, BudgetNote: r.BudgetNote,
 		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
 	}
+}
+
+// edited is a stored edit as the step holds it: none when the attribute is absent.
+func edited(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
 }
 
 // Step reads one step, strongly consistent. It is returned as stored:

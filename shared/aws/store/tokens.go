@@ -54,6 +54,9 @@ type tokenRecord struct {
 	Scopes   []string `dynamodbav:"scopes,omitempty"`
 	Family   string   `dynamodbav:"family,omitempty"`
 	TTL      int64    `dynamodbav:"ttl,omitempty"`
+	// Put is the random id of the PutToken call that wrote it: the SDK's
+	// retry of a put whose answer was lost is still that put, not a second one.
+	Put string `dynamodbav:"put_id,omitempty"`
 }
 
 // PutToken stores a new token by its hash; a token with that hash already
@@ -89,14 +92,18 @@ func (s *Store) PutToken(ctx context.Context, t identity.Token) error {
 	if t.ExpiresAt != nil {
 		r.ExpiresAt = t.ExpiresAt.UTC().Format(time.RFC3339Nano)
 	}
+	if r.Put, err = newWriteID(); err != nil {
+		return fmt.Errorf("put %s token of %s: %w", t.Kind, t.Agent, err)
+	}
 	item, err := marshalItem(r)
 	if err != nil {
 		return fmt.Errorf("put %s token of %s: %w", t.Kind, t.Agent, err)
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.tables.Directory),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		TableName:                 aws.String(s.tables.Directory),
+		Item:                      item,
+		ConditionExpression:       aws.String("attribute_not_exists(pk) OR put_id = :put"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":put": &types.AttributeValueMemberS{Value: r.Put}},
 	})
 	if err != nil {
 		return writeError(fmt.Sprintf("put %s token of %s", t.Kind, t.Agent), err)

@@ -163,63 +163,87 @@ func (s *Store) SetWakeupRun(ctx context.Context, agent, id, claimHash string, r
 // claimHash is still its latest claim's and it is not done. Unknown is
 // team.ErrNotFound; another receipt, or done, is wakeup.ErrStaleClaim.
 func (s *Store) ExtendWakeup(ctx context.Context, agent, id, claimHash string, until time.Time) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(s.tables.Wakeups),
-		Key:                 s.wakeupKey(agent, id),
-		UpdateExpression:    aws.String("SET visible_at = :until"),
-		ConditionExpression: aws.String("attribute_exists(wakeup_id) AND claim_hash = :h AND attribute_not_exists(done_at)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":h": stringValue(claimHash), ":until": numberValue(until.UnixMilli()),
-		},
-	})
-	if _, lost := failedCondition(err); lost {
-		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.tables.Wakeups), Key: s.wakeupKey(agent, id), ConsistentRead: aws.Bool(true)})
-		if err != nil {
-			return fmt.Errorf("extend wake-up %s of %s: %w", id, agent, err)
-		}
-		if out.Item == nil {
-			return fmt.Errorf("wake-up %s of %s: %w", id, agent, team.ErrNotFound)
-		}
-		return fmt.Errorf("extend wake-up %s of %s: %w", id, agent, wakeup.ErrStaleClaim)
-	}
-	if err != nil {
-		return fmt.Errorf("extend wake-up %s of %s: %w", id, agent, err)
-	}
-	return nil
+	return s.settleClaim(ctx, "extend", agent, id, claimHash, "SET visible_at = :v", numberValue(until.UnixMilli()), false)
 }
 
 // AckWakeup marks a claimed wake-up done for good, if claimHash is its
 // latest claim's. Unknown (or another agent's) is team.ErrNotFound; another
 // receipt is wakeup.ErrStaleClaim; acknowledging it again with the same receipt is nil.
 func (s *Store) AckWakeup(ctx context.Context, agent, id, claimHash string, now time.Time) error {
+	return s.settleClaim(ctx, "ack", agent, id, claimHash, "SET done_at = :v", stringValue(sortableTime(now)), true)
+}
+
+// settleClaim applies update (with :v) to a wake-up whose latest claim is
+// claimHash's and which is not done. When that condition fails it reads the
+// wake-up to say why: unknown, or another claim's (or done) — except that a
+// repeated ack (again true) of the claim that acknowledged it is nil.
+func (s *Store) settleClaim(ctx context.Context, op, agent, id, claimHash, update string, v types.AttributeValue, again bool) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(s.tables.Wakeups),
-		Key:                 s.wakeupKey(agent, id),
-		UpdateExpression:    aws.String("SET done_at = :now"),
-		ConditionExpression: aws.String("attribute_exists(wakeup_id) AND claim_hash = :h AND attribute_not_exists(done_at)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":h": stringValue(claimHash), ":now": stringValue(sortableTime(now)),
-		},
+		TableName:                 aws.String(s.tables.Wakeups),
+		Key:                       s.wakeupKey(agent, id),
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String("attribute_exists(wakeup_id) AND claim_hash = :h AND attribute_not_exists(done_at)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":h": stringValue(claimHash), ":v": v},
 	})
 	if _, lost := failedCondition(err); !lost {
 		if err != nil {
-			return fmt.Errorf("ack wake-up %s of %s: %w", id, agent, err)
+			return fmt.Errorf("%s wake-up %s of %s: %w", op, id, agent, err)
 		}
 		return nil
 	}
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.tables.Wakeups), Key: s.wakeupKey(agent, id), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return fmt.Errorf("ack wake-up %s of %s: %w", id, agent, err)
+		return fmt.Errorf("%s wake-up %s of %s: %w", op, id, agent, err)
 	}
 	if out.Item == nil {
 		return fmt.Errorf("wake-up %s of %s: %w", id, agent, team.ErrNotFound)
 	}
 	var r wakeupRecord
 	if err := unmarshalItem(out.Item, &r); err != nil {
-		return fmt.Errorf("ack wake-up %s of %s: %w", id, agent, err)
+		return fmt.Errorf("%s wake-up %s of %s: %w", op, id, agent, err)
 	}
-	if r.ClaimHash == claimHash && r.DoneAt != "" {
+	if again && r.ClaimHash == claimHash && r.DoneAt != "" {
 		return nil
 	}
-	return fmt.Errorf("ack wake-up %s of %s: %w", id, agent, wakeup.ErrStaleClaim)
+	return fmt.Errorf("%s wake-up %s of %s: %w", op, id, agent, wakeup.ErrStaleClaim)
+}
+
+// HoldWakeups keeps an agent's waiting wake-ups (not acknowledged, not yet
+// expired at now) until at least until, moving their ttl where it is
+// earlier, so wake-ups held back by a spending cap outlive the day they
+// wait for. It writes only those it moves, and says how many.
+func (s *Store) HoldWakeups(ctx context.Context, agent string, now, until time.Time) (int, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                aws.String(s.tables.Wakeups),
+		KeyConditionExpression:   aws.String("agent_id = :a"),
+		FilterExpression:         aws.String("attribute_not_exists(done_at) AND #ttl > :now AND #ttl < :until"),
+		ExpressionAttributeNames: map[string]string{"#ttl": "ttl"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":a": stringValue(agent), ":now": numberValue(now.Unix()), ":until": numberValue(until.Unix()),
+		},
+		ConsistentRead: aws.Bool(true),
+	}
+	ids, err := queryAll(ctx, s.db, in, func(r wakeupRecord) string { return r.ID })
+	if err != nil {
+		return 0, fmt.Errorf("wake-ups of %s to hold: %w", agent, err)
+	}
+	moved := 0
+	for _, id := range ids {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(s.tables.Wakeups),
+			Key:                       s.wakeupKey(agent, id),
+			UpdateExpression:          aws.String("SET #ttl = :until"),
+			ConditionExpression:       aws.String("attribute_exists(wakeup_id) AND attribute_not_exists(done_at) AND #ttl < :until"),
+			ExpressionAttributeNames:  map[string]string{"#ttl": "ttl"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":until": numberValue(until.Unix())},
+		})
+		if _, lost := failedCondition(err); lost {
+			continue
+		}
+		if err != nil {
+			return moved, fmt.Errorf("hold wake-up %s of %s: %w", id, agent, err)
+		}
+		moved++
+	}
+	return moved, nil
 }

@@ -1,8 +1,9 @@
 // Package audit is the trail an owner shows afterwards to say who allowed
 // what: every step asked, decided (by whom, and how: approval link, task
-// page, Slack, a standing grant, a budget), used, expired or withdrawn;
+// page, Slack, a standing grant, a budget; as asked or as the owner edited
+// it), used, expired or withdrawn;
 // every result decision; every grant and budget change; every token minted
-// or revoked. Entries are appended, never updated: the store writes each one
+// or revoked; every run's model spend and every model-spend cap decision. Entries are appended, never updated: the store writes each one
 // once, with a condition that it is new, and no tool edits or deletes them.
 // It is pure: no AWS, no MCP.
 package audit
@@ -34,6 +35,8 @@ const (
 	// delivered to the agent's webhook; one minted at a runner's claim of a
 	// pull wake-up is via ViaWakeup(its id).
 	ViaWebhook = "wake-up webhook"
+	// ViaRunner is a runner's report: its run ended, with what it spent.
+	ViaRunner = "prickle-runner"
 )
 
 // ViaWakeup is how a run token minted at the claim of a pull wake-up came: "wake-up wk_…".
@@ -61,6 +64,13 @@ const (
 	TokenMinted    = "token_minted"
 	TokensRevoked  = "tokens_revoked"
 	TokenRevoked   = "token_revoked"
+	// RunSpend is one run's model spend as its runner reported it; the
+	// ModelCap actions are an owner's daily model-spend cap set, raised for
+	// a day or left as it is.
+	RunSpend       = "run_spend"
+	ModelCapSet    = "model_cap_set"
+	ModelCapRaised = "model_cap_raised"
+	ModelCapLeft   = "model_cap_left"
 )
 
 // MaxDetail bounds an entry's detail, in characters.
@@ -116,7 +126,7 @@ func ForStep(s step.Step, prev step.Status, at time.Time) Entry {
 		}
 	case s.Status == step.Approved:
 		owner()
-		e.Action, e.Detail = StepApproved, call
+		e.Action, e.Detail = StepApproved, call+edited(s, "edited by the owner to")
 	case s.Status == step.Refused:
 		owner()
 		e.Action, e.Detail = StepRefused, call
@@ -124,7 +134,7 @@ func ForStep(s step.Step, prev step.Status, at time.Time) Entry {
 			e.Detail += fmt.Sprintf("; message: %q", s.Message)
 		}
 	case s.Status == step.Consumed:
-		e.Action, e.Actor, e.Via, e.Detail = StepUsed, s.Agent, ViaMCP, call
+		e.Action, e.Actor, e.Via, e.Detail = StepUsed, s.Agent, ViaMCP, call+edited(s, "used as the owner edited it")
 		e.GrantID = grantOf(s.AllowedBy)
 	case s.Status == step.Expired:
 		// Dated at the deadline, so that every path that notices the expiry writes the same entry.
@@ -139,6 +149,15 @@ func ForStep(s step.Step, prev step.Status, at time.Time) Entry {
 	}
 	e.Detail = clip(e.Detail, MaxDetail)
 	return e
+}
+
+// edited is what an entry adds of the owner's edit of the call: the edited
+// input after label, or nothing for a call approved as asked.
+func edited(s step.Step, label string) string {
+	if len(s.Edited) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s: %s %s", label, s.ToolName, clip(string(s.Edited), 300))
 }
 
 // grantOf is the grant id of an AllowedBy such as "grant grt_…", else "".

@@ -52,6 +52,38 @@ func TestForStep(t *testing.T) {
 	}
 }
 
+// An edited approval shows the call as asked and the edit, in the entry of
+// the approval and in the entry of its use; other entries show no edit.
+func TestForStepEdited(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	s := step.Step{ID: "stp_1", TaskID: "t1", Project: "web", Agent: "alice/builder", ToolName: "Bash", DecidedBy: "alice", DecidedVia: audit.ViaSlack,
+		Input: []byte(`{"command":"git push --force origin main"}`), Edited: []byte(`{"command":"git push origin feature/x"}`)}
+	for _, tc := range []struct {
+		name   string
+		status step.Status
+		prev   step.Status
+		action string
+		want   string
+	}{
+		{"approved", step.Approved, step.Pending, audit.StepApproved,
+			`Bash {"command":"git push --force origin main"}; edited by the owner to: Bash {"command":"git push origin feature/x"}`},
+		{"used", step.Consumed, step.Approved, audit.StepUsed,
+			`Bash {"command":"git push --force origin main"}; used as the owner edited it: Bash {"command":"git push origin feature/x"}`},
+		{"expired unused", step.Expired, step.Approved, audit.StepExpired, `Bash {"command":"git push --force origin main"}`},
+	} {
+		s.Status = tc.status
+		e := audit.ForStep(s, tc.prev, at)
+		if e.Action != tc.action || e.Detail != tc.want {
+			t.Errorf("%s: %s %q\n want %s %q", tc.name, e.Action, e.Detail, tc.action, tc.want)
+		}
+	}
+	// A long edit is clipped, so the entry stays within MaxDetail.
+	s.Status, s.Input, s.Edited = step.Approved, []byte(`{"command":"`+strings.Repeat("a", 5000)+`"}`), []byte(`{"command":"`+strings.Repeat("b", 5000)+`"}`)
+	if e := audit.ForStep(s, step.Pending, at); len([]rune(e.Detail)) > audit.MaxDetail || !strings.Contains(e.Detail, "edited by the owner to: Bash {\"command\":\"bbb") {
+		t.Errorf("a long edit: %d runes, %q", len([]rune(e.Detail)), e.Detail)
+	}
+}
+
 func TestSortAndCSV(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	from := task.Working

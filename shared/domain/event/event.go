@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/useprickle/prickle/shared/domain/modelspend"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
 )
@@ -33,10 +34,13 @@ const (
 	// SignInRequested asks notify to send an owner a sign-in link, so only
 	// notify holds the rights to send email.
 	SignInRequested Type = "Sign-in Requested"
+	// ModelCapReached asks an agent's owner, once a day, whether to raise the
+	// agent's daily model-spend cap it reached (notify sends it).
+	ModelCapReached Type = "Model Cap Reached"
 )
 
 // Types lists every event type, for rules and tests.
-var Types = []Type{TaskRouted, ResultReturned, TaskCompleted, ApprovalRequested, ResultDecided, StepRequested, StepDecided, StepExpired, SignInRequested}
+var Types = []Type{TaskRouted, ResultReturned, TaskCompleted, ApprovalRequested, ResultDecided, StepRequested, StepDecided, StepExpired, SignInRequested, ModelCapReached}
 
 // Event is one thing that happened, with the state it left behind. Its ID
 // is deterministic (type + subject + version), so a retried publish carries
@@ -55,6 +59,9 @@ type Event struct {
 	// Owner is who a Sign-in Requested event is for; it carries no link,
 	// which notify mints itself, so no credential travels on the bus.
 	Owner string `json:"owner,omitempty"`
+	// Cap is what a Model Cap Reached event tells the owner; its link is
+	// minted by notify, like a sign-in link.
+	Cap *modelspend.Reached `json:"cap,omitempty"`
 }
 
 // Publisher sends events to whoever the rules say; it retries until every
@@ -117,4 +124,12 @@ func ForStep(typ Type, s step.Step, actor string, at time.Time) Event {
 		ID: string(typ) + ":" + s.TaskID + ":" + s.ID + ":" + string(s.Status), Type: typ, At: at,
 		Project: s.Project, TaskID: s.TaskID, Actor: actor, Step: &sc,
 	}
+}
+
+// ForCapReached builds the ask of an agent's cap reached on its day; the ID
+// names the agent and the day, so the owner is asked once a day.
+func ForCapReached(r modelspend.Reached, at time.Time) Event {
+	rc := r
+	return Event{ID: string(ModelCapReached) + ":" + r.Agent + ":" + r.Day, Type: ModelCapReached, At: at,
+		Actor: r.Agent, Owner: r.Owner, Cap: &rc}
 }

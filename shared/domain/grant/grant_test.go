@@ -164,7 +164,7 @@ func TestMatchPath(t *testing.T) {
 		{"C:\\app\\src\\*", "C:\\app\\src\\lib\\x", false},
 	})
 	if grant.KindOf("notebook_path") != grant.KindPath || grant.KindOf("path") != grant.KindPath || grant.KindOf("command") != grant.KindCommand || grant.KindOf("url") != grant.KindText {
-		t.Error("KindOf reads the fields otherwise than the README says")
+		t.Error("KindOf reads the fields otherwise than docs/owners.md says")
 	}
 }
 
@@ -189,7 +189,7 @@ func TestMatchText(t *testing.T) {
 	})
 }
 
-// TestSyntaxExamples holds the examples the page and the README show to
+// TestSyntaxExamples holds the examples the page and docs/owners.md show to
 // the matcher: each allowed value matches its example pattern, each near
 // miss does not, and the pattern itself can be saved.
 func TestSyntaxExamples(t *testing.T) {
@@ -215,14 +215,14 @@ func TestSyntaxExamples(t *testing.T) {
 	}
 }
 
-// TestREADMEStatesTheSyntax ties the README's grant section to Syntaxes:
-// each rule and its examples appear there word for word.
-func TestREADMEStatesTheSyntax(t *testing.T) {
-	readme, err := os.ReadFile("../../../README.md")
+// TestTheDocsStateTheSyntax ties the grant section of docs/owners.md to
+// Syntaxes: each rule and its examples appear there word for word.
+func TestTheDocsStateTheSyntax(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/owners.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	flat := strings.Join(strings.Fields(string(readme)), " ")
+	flat := strings.Join(strings.Fields(string(doc)), " ")
 	code := func(xs []string) string {
 		out := make([]string, len(xs))
 		for i, x := range xs {
@@ -233,7 +233,7 @@ func TestREADMEStatesTheSyntax(t *testing.T) {
 	for _, s := range grant.Syntaxes {
 		want := fmt.Sprintf("%s E.g. `%s` allows %s, but not %s.", s.Rule, s.Example, code(s.Allows), code(s.Refuses))
 		if !strings.Contains(flat, strings.Join(strings.Fields(want), " ")) {
-			t.Errorf("README lacks the %s syntax:\n%s", s.Kind, want)
+			t.Errorf("docs/owners.md lacks the %s syntax:\n%s", s.Kind, want)
 		}
 	}
 }

@@ -1,7 +1,7 @@
 package grant
 
 // Syntax is how the patterns of one kind of field read, as the page where an
-// owner types a pattern, and the README, show it: the rule, and an example
+// owner types a pattern, and docs/owners.md, show it: the rule, and an example
 // pattern with values it allows and near misses it refuses (tested to hold).
 // Text between backticks is code.
 type Syntax struct {
@@ -12,7 +12,7 @@ type Syntax struct {
 	Refuses []string
 }
 
-// Syntaxes are the syntax of each kind, in the order the README lists them.
+// Syntaxes are the syntax of each kind, in the order docs/owners.md lists them.
 var Syntaxes = []Syntax{
 	{
 		Kind: KindCommand,

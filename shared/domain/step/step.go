@@ -44,14 +44,18 @@ type Step struct {
 	ToolName    string          `json:"tool_name"`
 	Input       json.RawMessage `json:"input"`
 	Fingerprint string          `json:"fingerprint"`
-	Kind        string          `json:"kind,omitempty"`
-	Target      string          `json:"target,omitempty"`
-	Amount      *Amount         `json:"amount,omitempty"`
-	Reason      string          `json:"reason,omitempty"`
-	Status      Status          `json:"status"`
-	Message     string          `json:"message,omitempty"`
-	DecidedBy   string          `json:"decided_by,omitempty"`
-	DecidedAt   *time.Time      `json:"decided_at,omitempty"`
+	// Edited is the call as the owner edited it before approving it
+	// (canonical JSON; see edit.go), empty when approved as asked. Input
+	// and Fingerprint stay the call as asked.
+	Edited    json.RawMessage `json:"edited_input,omitempty"`
+	Kind      string          `json:"kind,omitempty"`
+	Target    string          `json:"target,omitempty"`
+	Amount    *Amount         `json:"amount,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Status    Status          `json:"status"`
+	Message   string          `json:"message,omitempty"`
+	DecidedBy string          `json:"decided_by,omitempty"`
+	DecidedAt *time.Time      `json:"decided_at,omitempty"`
 	// DecidedVia is how the owner decided: an approval link, the task page, Slack, the admin CLI.
 	DecidedVia string `json:"decided_via,omitempty"`
 	// AllowedBy names what allowed the step without asking: "grant <id>" or

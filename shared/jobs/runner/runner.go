@@ -5,7 +5,12 @@
 // waits or runs, and POST /runner/ack marks one done once its run ended by
 // itself. One not acknowledged comes back after the visibility timeout with
 // a new receipt and a new run token, and the earlier claim's token ends.
-// POST /runner/ended, with a run token, ends that token: the run is over.
+// POST /runner/ended, with a run token, ends that token: the run is over;
+// its optional body is the run's model usage, counted once for that run.
+// An agent over its owner's daily model-spend cap gets no wake-up from a
+// claim (they wait, held past their first day); POST /runner/start, with a
+// run token a webhook delivered, asks whether that run may start, and over
+// the cap puts its wake-up back in the pull queue to wait likewise.
 // POST /runner/project, with a run token, reads the project's file-claim
 // settings (project.go).
 package runner
@@ -23,6 +28,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/auth/identity"
 	"github.com/useprickle/prickle/shared/domain/audit"
+	"github.com/useprickle/prickle/shared/domain/modelspend"
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/domain/wakeup"
 	"github.com/useprickle/prickle/shared/jobs/wake"
@@ -38,6 +44,7 @@ const (
 	AckPath    = "/runner/ack"
 	ExtendPath = "/runner/extend"
 	EndedPath  = "/runner/ended"
+	StartPath  = "/runner/start"
 )
 
 // Bounds of a claim request.
@@ -53,6 +60,9 @@ const (
 type Queue interface {
 	ClaimableWakeups(ctx context.Context, agent string, now time.Time, limit int) ([]wakeup.Pending, error)
 	ClaimWakeup(ctx context.Context, agent, id, claimHash string, now, until time.Time) (bool, wakeup.RunRef, error)
+	// HoldWakeups keeps the agent's waiting wake-ups until at least until.
+	HoldWakeups(ctx context.Context, agent string, now, until time.Time) (int, error)
+	PutPendingWakeup(ctx context.Context, p wakeup.Pending) error
 	SetWakeupRun(ctx context.Context, agent, id, claimHash string, run wakeup.RunRef) error
 	ExtendWakeup(ctx context.Context, agent, id, claimHash string, until time.Time) error
 	AckWakeup(ctx context.Context, agent, id, claimHash string, now time.Time) error
@@ -64,14 +74,22 @@ type Runs interface {
 	EndRun(ctx context.Context, agentID, taskID, runID, hash, actor, via string) error
 }
 
+// Spend counts runs' reported usage and says whether an agent may start a
+// new run under its owner's daily cap; *spendcap.Service is one.
+type Spend interface {
+	Record(ctx context.Context, run identity.Caller, r modelspend.Report) (bool, error)
+	Gate(ctx context.Context, agent string) (modelspend.Status, error)
+}
+
 // ViaRunner is how the audit trail names a runner's report that its run ended.
-const ViaRunner = "prickle-runner"
+const ViaRunner = audit.ViaRunner
 
 // Config is what the endpoints need; zero Visibility, Poll, Now and Sleep take defaults.
 type Config struct {
 	Tokens identity.TokenLookup
 	Queue  Queue
 	Runs   Runs
+	Spend  Spend
 	// Settings answers ProjectPath; *team.Service is one.
 	Settings Settings
 	Log      *slog.Logger
@@ -134,9 +152,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	rec.Header().Set("Cache-Control", "no-store")
 	path := strings.TrimSuffix(r.URL.Path, "/")
-	if path != ClaimPath && path != AckPath && path != ExtendPath && path != EndedPath && path != ProjectPath {
+	if path != ClaimPath && path != AckPath && path != ExtendPath && path != EndedPath && path != StartPath && path != ProjectPath {
 		line.outcome = "not_found"
-		writeError(rec, http.StatusNotFound, "no such endpoint: POST "+ClaimPath+", "+ExtendPath+", "+AckPath+", "+EndedPath+" or "+ProjectPath)
+		writeError(rec, http.StatusNotFound, "no such endpoint: POST "+ClaimPath+", "+ExtendPath+", "+AckPath+", "+StartPath+", "+EndedPath+" or "+ProjectPath)
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -145,7 +163,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, http.StatusMethodNotAllowed, path+" takes POST")
 		return
 	}
-	caller, bearer, err := h.authenticate(r, path == EndedPath || path == ProjectPath)
+	caller, bearer, err := h.authenticate(r, path == EndedPath || path == StartPath || path == ProjectPath)
 	if err != nil {
 		line.outcome = "unauthorized"
 		rec.Header().Set("WWW-Authenticate", `Bearer realm="prickle"`)
@@ -168,7 +186,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case ClaimPath:
 		h.claim(r.Context(), rec, caller, body, line)
 	case EndedPath:
-		h.ended(r.Context(), rec, caller, bearer, line)
+		h.ended(r.Context(), rec, caller, bearer, body, line)
+	case StartPath:
+		h.start(r.Context(), rec, caller, bearer, body, line)
 	case ProjectPath:
 		h.project(r.Context(), rec, caller, body, line)
 	default:
@@ -178,8 +198,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // authenticate accepts an agent token for the wake-ups (a run token is
 // bound to one task and must not see the agent's other wake-ups), and a run
-// token only for EndedPath (which ends that token, never the agent's) and
-// ProjectPath (what the run's hook reads).
+// token only for EndedPath and StartPath (which concern that run alone)
+// and ProjectPath (what the run's hook reads).
 func (h *Handler) authenticate(r *http.Request, run bool) (identity.Caller, string, error) {
 	refusal := "unauthorized: send Authorization: Bearer <your Prickle agent token>"
 	if run {
@@ -195,7 +215,7 @@ func (h *Handler) authenticate(r *http.Request, run bool) (identity.Caller, stri
 	}
 	switch {
 	case run && caller.Kind != identity.KindRun:
-		return identity.Caller{}, "", errors.New("unauthorized: " + EndedPath + " and " + ProjectPath + " take a run's token, not an agent token")
+		return identity.Caller{}, "", errors.New("unauthorized: " + EndedPath + ", " + StartPath + " and " + ProjectPath + " concern one run and take that run's token, not an agent token")
 	case !run && caller.Kind != identity.KindAgent:
 		return identity.Caller{}, "", errors.New("unauthorized: wake-ups are claimed with the agent's token, not a run token")
 	}
@@ -235,9 +255,10 @@ func (h *Handler) claim(ctx context.Context, w http.ResponseWriter, caller ident
 	}
 	deadline := h.cfg.Now().Add(time.Duration(wait) * time.Second)
 	var got []Wakeup
+	var held heldState
 	for {
 		var err error
-		got, err = h.claimOnce(ctx, caller.Agent, limit)
+		got, err = h.claimOnce(ctx, caller.Agent, limit, &held)
 		if err != nil {
 			line.outcome = "error"
 			h.cfg.Log.ErrorContext(ctx, "runner claim failed", "caller", caller.Agent, "error", err.Error())
@@ -254,20 +275,30 @@ func (h *Handler) claim(ctx context.Context, w http.ResponseWriter, caller ident
 		}
 	}
 	line.outcome, line.claimed = "ok", len(got)
-	writeJSON(w, http.StatusOK, map[string]any{"wakeups": got})
+	answer := map[string]any{"wakeups": got}
+	if len(got) == 0 && !held.until.IsZero() {
+		line.outcome, answer["held_until"] = "held", held.until.Format(time.RFC3339)
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 // claimOnce takes up to limit claimable wake-ups, each with one conditional
 // write, and mints each one's run token. A wake-up whose task closed is
 // marked done; one whose token could not be minted comes back after the
-// visibility timeout.
-func (h *Handler) claimOnce(ctx context.Context, agent string, limit int) ([]Wakeup, error) {
+// visibility timeout. While the agent is over its cap none is taken (held
+// says until when).
+func (h *Handler) claimOnce(ctx context.Context, agent string, limit int, held *heldState) ([]Wakeup, error) {
 	now := h.cfg.Now().UTC()
 	candidates, err := h.cfg.Queue.ClaimableWakeups(ctx, agent, now, limit)
 	if err != nil {
 		return nil, err
 	}
 	got := []Wakeup{}
+	if len(candidates) > 0 {
+		if over, err := h.hold(ctx, agent, now, held); err != nil || over {
+			return got, err
+		}
+	}
 	for _, p := range candidates {
 		claim, err := wakeup.NewClaim()
 		if err != nil {
@@ -360,19 +391,6 @@ func (h *Handler) settle(ctx context.Context, w http.ResponseWriter, path string
 		line.outcome = "ok"
 		w.WriteHeader(http.StatusNoContent)
 	}
-}
-
-// ended ends the calling run's token: its runner says the run is over.
-func (h *Handler) ended(ctx context.Context, w http.ResponseWriter, caller identity.Caller, bearer string, line *requestLine) {
-	err := h.cfg.Runs.EndRun(ctx, caller.Agent, caller.TaskID, caller.RunID, identity.Hash(bearer), caller.Agent, ViaRunner)
-	if err != nil {
-		line.outcome = "error"
-		h.cfg.Log.ErrorContext(ctx, "run end failed", "caller", caller.Agent, "task", caller.TaskID, "run", caller.RunID, "error", err.Error())
-		writeError(w, http.StatusInternalServerError, "could not end the run's token; try again")
-		return
-	}
-	line.outcome = "ok"
-	w.WriteHeader(http.StatusNoContent)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

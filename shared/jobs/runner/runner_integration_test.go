@@ -28,6 +28,7 @@ import (
 	"github.com/useprickle/prickle/shared/jobs/wake"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/admin"
+	"github.com/useprickle/prickle/shared/team/spendcap"
 )
 
 // clock is a settable clock shared by the waker and the endpoints.
@@ -60,6 +61,29 @@ type env struct {
 	alice  string // alice/writer's agent token
 	bob    string // bob/reviewer's agent token
 	logged *bytes.Buffer
+	// spend is the model spend the endpoints count and cap with; asks are
+	// the Model Cap Reached events it published.
+	spend *spendcap.Service
+	asks  *asks
+}
+
+// asks keeps the events the model spend publishes.
+type asks struct {
+	mu     sync.Mutex
+	events []event.Event
+}
+
+func (a *asks) Publish(_ context.Context, evs ...event.Event) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.events = append(a.events, evs...)
+	return nil
+}
+
+func (a *asks) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.events)
 }
 
 // newEnv builds the env; fake time (a settable clock, Sleep advancing it)
@@ -74,19 +98,22 @@ func newEnv(t *testing.T, fakeTime bool) *env {
 	must(t, adm.CreateOwner(ctx, team.Owner{Name: "bob"}))
 	must(t, adm.CreateAgent(ctx, "alice/writer", []string{"website-v2"}))
 	must(t, adm.CreateAgent(ctx, "bob/reviewer", []string{"website-v2"}))
-	e := &env{t: t, st: st, adm: adm, waker: wake.NewWaker(st, adm), logged: &bytes.Buffer{}}
+	e := &env{t: t, st: st, adm: adm, waker: wake.NewWaker(st, adm), logged: &bytes.Buffer{}, asks: &asks{}}
+	log := slog.New(slog.NewJSONHandler(e.logged, nil))
+	e.spend = spendcap.New(st, e.asks, log)
 	var err error
 	e.alice, err = adm.MintAgentToken(ctx, "alice/writer")
 	must(t, err)
 	e.bob, err = adm.MintAgentToken(ctx, "bob/reviewer")
 	must(t, err)
-	cfg := runner.Config{Tokens: st, Queue: st, Runs: adm, Settings: team.New(st), Log: slog.New(slog.NewJSONHandler(e.logged, nil)), Poll: 50 * time.Millisecond}
+	cfg := runner.Config{Tokens: st, Queue: st, Runs: adm, Spend: e.spend, Settings: team.New(st), Log: log, Poll: 50 * time.Millisecond}
 	if fakeTime {
 		e.clock = &clock{t: time.Now().UTC().Truncate(time.Second)}
 		cfg.Now, cfg.Poll = e.clock.now, 5*time.Second
 		cfg.Sleep = func(_ context.Context, d time.Duration) error { e.clock.advance(d); return nil }
 		e.waker.Now = e.clock.now
 		adm.Now = e.clock.now
+		e.spend.Now = e.clock.now
 	}
 	e.srv = httptest.NewServer(runner.New(cfg))
 	t.Cleanup(e.srv.Close)

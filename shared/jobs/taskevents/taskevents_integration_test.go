@@ -104,7 +104,7 @@ func TestWriterKilledBeforePublishLosesNoEvent(t *testing.T) {
 	// one that needs its owner's approval, which bo (the assignee's owner) gives.
 	var ids []string
 	for _, deliverable := range []string{"other", "deploy"} {
-		out, err := svc.HandOffTask(ctx, ana, team.HandOffInput{Project: "website-v2", Assignee: "bo/codex", Packet: team.PacketInput{
+		out, err := svc.HandOffTask(ctx, ana, team.HandOffInput{Project: "website-v2", Assignee: "bo/codex", Packet: task.Packet{
 			Task: "ship " + deliverable, DeliverableType: deliverable, AcceptanceCriteria: []string{"done"}}})
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -135,7 +136,7 @@ func TestValidateInputNamesTheField(t *testing.T) {
 		{"unknown packet field", "hand_off_task", `{"project":"website-v2","assignee":"bob/reviewer","packet":{"task":"t","deliverable_type":"code","acceptance_criteria":["c"],"budget":5}}`, []string{"/packet", "budget"}},
 		{"no arguments", "get_task", ``, []string{"task_id"}},
 		{"task_id with a space", "get_task", `{"task_id":"tsk 1"}`, []string{"/task_id"}},
-		{"limit above 100", "read_room", `{"project":"website-v2","limit":101}`, []string{"/limit"}},
+		{"limit above the maximum", "read_room", fmt.Sprintf(`{"project":"website-v2","limit":%d}`, team.MaxTaskLimit+1), []string{"/limit"}},
 		{"limit 0", "read_room", `{"project":"website-v2","limit":0}`, []string{"/limit"}},
 		{"repeated states", "read_room", `{"project":"website-v2","states":["routed","routed"]}`, []string{"/states"}},
 		{"unknown state", "read_room", `{"project":"website-v2","states":["done"]}`, []string{"/states/0"}},
@@ -212,7 +213,7 @@ func TestValidateOutput(t *testing.T) {
 	w := newWorld()
 	ctx := context.Background()
 	handed, err := w.svc.HandOffTask(ctx, alice, team.HandOffInput{Project: "website-v2", Assignee: bob.Agent,
-		Packet: team.PacketInput{Task: "t", DeliverableType: "code", AcceptanceCriteria: []string{"c"}}})
+		Packet: task.Packet{Task: "t", DeliverableType: "code", AcceptanceCriteria: []string{"c"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func fuzzWorld(t *testing.T) *team.Service {
 	bob := identity.Caller{Agent: "bob/reviewer", Owner: "bob", Kind: identity.KindAgent}
 	alice := identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindAgent}
 	ctx := context.Background()
-	if _, err := svc.HandOffTask(ctx, bob, team.HandOffInput{Project: "website-v2", Assignee: alice.Agent, Packet: team.PacketInput{
+	if _, err := svc.HandOffTask(ctx, bob, team.HandOffInput{Project: "website-v2", Assignee: alice.Agent, Packet: task.Packet{
 		Task: "Draft the hero headline.", DeliverableType: "answer", AcceptanceCriteria: []string{"At most 8 words."},
 	}}); err != nil {
 		t.Fatal(err)

@@ -65,7 +65,7 @@ func newBoundsStack(t *testing.T) boundsStack {
 	ctx := context.Background()
 	bob := identity.Caller{Agent: "bob/reviewer", Owner: "bob", Kind: identity.KindAgent}
 	alice := identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindAgent}
-	out, err := svc.HandOffTask(ctx, bob, team.HandOffInput{Project: "website-v2", Assignee: alice.Agent, Packet: team.PacketInput{
+	out, err := svc.HandOffTask(ctx, bob, team.HandOffInput{Project: "website-v2", Assignee: alice.Agent, Packet: task.Packet{
 		Task: "Publish the hero copy.", DeliverableType: "answer", AcceptanceCriteria: []string{"it is published"},
 	}})
 	if err != nil {

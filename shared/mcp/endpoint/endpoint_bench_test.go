@@ -5,6 +5,7 @@ package endpoint_test
 import (
 	"context"
 	"fmt"
+	"github.com/useprickle/prickle/shared/domain/task"
 	"io"
 	"log/slog"
 	"strings"
@@ -61,7 +62,7 @@ func BenchmarkToolCall(b *testing.B) {
 	}
 	// newTask hands off a task to the writer (through the service, untimed), accepted if asked.
 	newTask := func(b *testing.B, accept bool) string {
-		out, err := svc.HandOffTask(ctx, caller(reviewer), team.HandOffInput{Project: project, Assignee: writer, Packet: team.PacketInput{
+		out, err := svc.HandOffTask(ctx, caller(reviewer), team.HandOffInput{Project: project, Assignee: writer, Packet: task.Packet{
 			Task: "Draft the hero headline and CTA for the new landing page.", DeliverableType: "answer",
 			AcceptanceCriteria: []string{"Headline of at most 8 words.", "CTA invites visitors to try the demo."},
 		}})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/useprickle/prickle/shared/domain/task"
 	"io"
 	"log/slog"
 	"net/http"
@@ -124,7 +125,7 @@ func newBenchRoom(b *testing.B) benchRoom {
 	}
 	room.h = h
 	newTask := func(accept bool) string {
-		out, err := room.svc.HandOffTask(ctx, room.caller(benchReviewer), team.HandOffInput{Project: benchProject, Assignee: benchWriter, Packet: team.PacketInput{
+		out, err := room.svc.HandOffTask(ctx, room.caller(benchReviewer), team.HandOffInput{Project: benchProject, Assignee: benchWriter, Packet: task.Packet{
 			Task: "Draft the hero headline and CTA for the new landing page.", DeliverableType: "answer",
 			AcceptanceCriteria: []string{"Headline of at most 8 words.", "CTA invites visitors to try the demo."},
 		}})

@@ -5,6 +5,7 @@ package endpoint_test
 import (
 	"context"
 	"fmt"
+	"github.com/useprickle/prickle/shared/domain/task"
 	"strings"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestNotFoundAndNotYoursCostTheSame(t *testing.T) {
 		}
 	}
 	out, err := wt.svc.HandOffTask(ctx, identity.Caller{Agent: "carol/tester", Owner: "carol", Kind: identity.KindAgent}, team.HandOffInput{
-		Project: "mobile", Assignee: "dave/mobile", Packet: team.PacketInput{Task: "Smoke-test the build.", DeliverableType: "answer", AcceptanceCriteria: []string{"It starts."}},
+		Project: "mobile", Assignee: "dave/mobile", Packet: task.Packet{Task: "Smoke-test the build.", DeliverableType: "answer", AcceptanceCriteria: []string{"It starts."}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -115,7 +115,7 @@ func (wt *wireTeam) newTask(t *testing.T, moves ...string) string {
 	owner := func(a string) string { o, _, _ := strings.Cut(a, "/"); return o }
 	writer := identity.Caller{Agent: wireWriter, Owner: owner(wireWriter), Kind: identity.KindAgent}
 	out, err := wt.svc.HandOffTask(ctx, identity.Caller{Agent: wireReviewer, Owner: owner(wireReviewer), Kind: identity.KindAgent}, team.HandOffInput{
-		Project: wireProject, Assignee: wireWriter, Packet: team.PacketInput{
+		Project: wireProject, Assignee: wireWriter, Packet: task.Packet{
 			Task: "Draft the hero headline.", DeliverableType: "answer", AcceptanceCriteria: []string{"At most 8 words."},
 		}})
 	if err != nil {

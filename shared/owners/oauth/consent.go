@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ory/fosite"
 
@@ -309,7 +310,7 @@ func (s *Server) chosenAgent(ctx context.Context, owner string, form url.Values)
 
 func (s *Server) pendingError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, oauthgrant.ErrNotFound) || errors.Is(err, oauthgrant.ErrInactive) {
-		s.page(w, r, http.StatusGone, "error.html", pageView{Title: "Start again", Notice: "This connection request was used or has expired (they last 15 minutes). Start connecting again from the application."})
+		s.page(w, r, http.StatusGone, "error.html", pageView{Title: "Start again", Notice: fmt.Sprintf("This connection request was used or has expired (they last %d minutes). Start connecting again from the application.", int(PendingLifespan/time.Minute))})
 		return
 	}
 	var rfc *fosite.RFC6749Error

@@ -11,6 +11,7 @@ import (
 	"github.com/useprickle/prickle/shared/aws/notify"
 	"github.com/useprickle/prickle/shared/aws/notify/outbox"
 	"github.com/useprickle/prickle/shared/domain/audit"
+	"github.com/useprickle/prickle/shared/domain/modelspend"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/owners/slack"
@@ -308,11 +309,142 @@ func runFlows(t *testing.T, newBackend func(t *testing.T) backend) {
 		h2.settled("Refused by alice", "back to working")
 	})
 
+	t.Run("Edit… opens the command in a modal; its submission approves the edited call once, and the message says so", func(t *testing.T) {
+		h := newHarness(t, newBackend(t))
+		s := h.pendingStep("tsk_slack_edit")
+		token := h.buttonValue(notify.ActionEdit)
+		h.click(blockActions("U0BOB", notify.ActionEdit, token))
+		if n := len(h.modals()); n != 0 || len(h.ephemerals()) != 1 || !strings.Contains(h.ephemerals()[0], "Only alice can decide this") {
+			t.Fatalf("a teammate's Edit click: %d modals, ephemerals %q", n, h.ephemerals())
+		}
+		if a := h.click(blockActions("U0ALICE", notify.ActionEdit, token)); a.status != 200 || a.body != "" {
+			t.Fatalf("click = %d %q", a.status, a.body)
+		}
+		view := h.modal()
+		var v struct {
+			CallbackID      string `json:"callback_id"`
+			PrivateMetadata string `json:"private_metadata"`
+			Blocks          []struct {
+				BlockID string `json:"block_id"`
+				Element struct {
+					InitialValue string `json:"initial_value"`
+				} `json:"element"`
+			} `json:"blocks"`
+		}
+		if err := json.Unmarshal(view, &v); err != nil || v.CallbackID != slack.CallbackEdit || v.PrivateMetadata != token ||
+			v.Blocks[1].BlockID != slack.CommandBlock || v.Blocks[1].Element.InitialValue != "git push origin main" {
+			t.Fatalf("edit modal = %s", view)
+		}
+		if strings.Contains(string(view), `"mrkdwn"`) {
+			t.Errorf("the modal's text is not plain: %s", view)
+		}
+		if got := h.step(s.TaskID, s.ID); got.Status != step.Pending {
+			t.Fatalf("opening the modal decided: %s", got.Status)
+		}
+		// bob's submission of alice's modal decides nothing.
+		a := h.click(editSubmission("U0BOB", view, slack.CommandBlock, "git push origin feature/x", ""))
+		if !strings.Contains(a.body, `"edit_command":"Only alice can decide this`) {
+			t.Fatalf("teammate's submission = %d %s", a.status, a.body)
+		}
+		a = h.click(editSubmission("U0ALICE", view, slack.CommandBlock, "git push origin feature/x", "not main"))
+		if a.status != 200 || a.body != "" {
+			t.Fatalf("submission = %d %q, want an empty 200 (closes the modal)", a.status, a.body)
+		}
+		got := h.step(s.TaskID, s.ID)
+		if got.Status != step.Approved || got.DecidedVia != audit.ViaSlack || string(got.Input) != `{"command":"git push origin main"}` ||
+			string(got.Edited) != `{"command":"git push origin feature/x"}` || got.Message != "not main" {
+			t.Fatalf("step = %s via %q, input %s, edited %s, message %q", got.Status, got.DecidedVia, got.Input, got.Edited, got.Message)
+		}
+		h.settled("Approved as edited by alice", "git push origin feature/x", "Input as asked")
+		// The same submission again (a new signature): decided once.
+		h.clock = h.clock.Add(time.Second)
+		a = h.click(editSubmission("U0ALICE", view, slack.CommandBlock, "git push --force origin main", ""))
+		if !strings.Contains(a.body, "already approved by alice") {
+			t.Errorf("second submission = %d %s", a.status, a.body)
+		}
+		if got := h.step(s.TaskID, s.ID); string(got.Edited) != `{"command":"git push origin feature/x"}` {
+			t.Errorf("a second submission changed the edit: %s", got.Edited)
+		}
+		// And the Edit button of the old message only says who decided.
+		h.click(blockActions("U0ALICE", notify.ActionEdit, token))
+		if e := h.ephemerals(); !strings.Contains(e[len(e)-1], "already approved by alice") || len(h.modals()) != 1 {
+			t.Errorf("Edit after the decision: ephemerals %q, %d modals", e, len(h.modals()))
+		}
+		run := identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindRun, TaskID: s.TaskID, RunID: "run_1"}
+		out, err := h.svc.RequestStep(context.Background(), run, team.RequestStepInput{ToolName: "Bash", Input: json.RawMessage(`{"command":"git push origin main"}`), ToolUseID: "tu_1"})
+		if err != nil || out.Behavior != "allow" || string(out.UpdatedInput) != `{"command":"git push origin feature/x"}` {
+			t.Fatalf("the run's call = %+v, %v; want allowed as edited", out, err)
+		}
+	})
+
+	t.Run("the Edit modal refuses an edit out of bounds, not an object or empty; nothing is stored", func(t *testing.T) {
+		h := newHarness(t, newBackend(t))
+		s := h.pendingCall("tsk_slack_edit_bad", "mcp__github__merge", `{"pr":12,"method":"squash"}`)
+		h.click(blockActions("U0ALICE", notify.ActionEdit, h.buttonValue(notify.ActionEdit)))
+		view := h.modal()
+		if !strings.Contains(string(view), `"block_id":"edit_input"`) || !strings.Contains(string(view), `"initial_value":"{\n  \"method\": \"squash\",\n  \"pr\": 12\n}"`) {
+			t.Fatalf("a tool without a command line is edited as JSON: %s", view)
+		}
+		before, err := h.svc.ProjectAudit(context.Background(), "website-v2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct{ name, edit, want string }{
+			{"an array", `[12]`, "must be a JSON object"},
+			{"not JSON", `{"pr": twelve}`, "must be a JSON object"},
+			{"empty", ``, "must be a JSON object"},
+			{"too deep", `{"a":` + strings.Repeat("[", step.MaxInputDepth) + strings.Repeat("]", step.MaxInputDepth) + `}`, "nests deeper than 32 levels"},
+			{"over the size (a forged payload: Slack's field holds 3000)", `{"pr":"` + strings.Repeat("x", step.MaxInputBytes) + `"}`, "limit of a step's input size is 65536 bytes"},
+		} {
+			h.clock = h.clock.Add(time.Second)
+			a := h.click(editSubmission("U0ALICE", view, slack.InputBlock, c.edit, ""))
+			var r struct {
+				Action string            `json:"response_action"`
+				Errors map[string]string `json:"errors"`
+			}
+			if err := json.Unmarshal([]byte(a.body), &r); err != nil || r.Action != "errors" || !strings.Contains(r.Errors[slack.InputBlock], c.want) {
+				t.Errorf("%s: answer = %d %s, want errors on %s saying %q", c.name, a.status, a.body, slack.InputBlock, c.want)
+			}
+		}
+		if got := h.step(s.TaskID, s.ID); got.Status != step.Pending || got.Edited != nil {
+			t.Fatalf("a refused edit stored: %s %s", got.Status, got.Edited)
+		}
+		if after, _ := h.svc.ProjectAudit(context.Background(), "website-v2"); len(after) != len(before) {
+			t.Errorf("%d audit entries written by refused edits", len(after)-len(before))
+		}
+		// An empty command line is refused too.
+		h2 := newHarness(t, h.b)
+		s2 := h2.pendingStep("tsk_slack_edit_empty")
+		h2.click(blockActions("U0ALICE", notify.ActionEdit, h2.buttonValue(notify.ActionEdit)))
+		a := h2.click(editSubmission("U0ALICE", h2.modal(), slack.CommandBlock, "   ", ""))
+		if !strings.Contains(a.body, `"edit_command":"Nothing was decided: the edited command is empty.`) {
+			t.Errorf("an empty command = %s", a.body)
+		}
+		if got := h2.step(s2.TaskID, s2.ID); got.Status != step.Pending {
+			t.Errorf("an empty command decided: %s", got.Status)
+		}
+	})
+
+	t.Run("a call longer than a Slack field is edited on the page", func(t *testing.T) {
+		h := newHarness(t, newBackend(t))
+		s := h.pendingStep2000("tsk_slack_edit_long")
+		h.click(blockActions("U0ALICE", notify.ActionEdit, h.buttonValue(notify.ActionEdit)))
+		if n := len(h.modals()); n != 0 {
+			t.Errorf("%d modals opened for a call longer than a field", n)
+		}
+		if e := h.ephemerals(); len(e) != 1 || !strings.Contains(e[0], "edit it on the page") {
+			t.Errorf("ephemerals = %q", e)
+		}
+		if got := h.step(s.TaskID, s.ID); got.Status != step.Pending {
+			t.Errorf("step = %s", got.Status)
+		}
+	})
+
 	t.Run("a decision made on the web page updates the Slack message too", func(t *testing.T) {
 		h := newHarness(t, newBackend(t))
 		s := h.pendingStep("tsk_slack_web")
 		// What the approval page's POST does (shared/owners/web.decide).
-		if _, err := h.svc.DecideStep(context.Background(), "alice", s.TaskID, s.ID, false, "use the staging remote", "test"); err != nil {
+		if _, err := h.svc.DecideStep(context.Background(), "alice", s.TaskID, s.ID, false, nil, "use the staging remote", "test"); err != nil {
 			t.Fatal(err)
 		}
 		h.settled("Refused by alice", "use the staging remote")
@@ -322,6 +454,49 @@ func runFlows(t *testing.T, newBackend func(t *testing.T) backend) {
 			t.Errorf("ephemeral answers = %q", e)
 		}
 	})
+
+	t.Run("a model-spend cap reached: only its owner's Raise raises it, once, and the message says so", func(t *testing.T) {
+		h := newHarness(t, newBackend(t))
+		ctx := context.Background()
+		s := h.pendingStep("tsk_slack_cap")
+		if err := h.spend.SetCap(ctx, "alice", "website-v2", "alice/writer", 1_000_000, "test"); err != nil {
+			t.Fatal(err)
+		}
+		run := identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindRun, TaskID: s.TaskID, RunID: "run_cap"}
+		if _, err := h.spend.Record(ctx, run, modelspend.Report{CostUSD: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if m := h.messages("alice/writer reached 1 USD of model spend today"); len(m) != 1 {
+			t.Fatalf("the ask in Slack: %+v", h.box.List())
+		}
+		raise := h.buttonValue(notify.ActionCapRaise)
+		h.click(blockActions("U0BOB", notify.ActionCapRaise, raise))
+		h.click(blockActions("U0ALICE", notify.ActionApprove, raise)) // a cap's token on another button
+		if e := h.ephemerals(); len(e) != 2 || !strings.Contains(e[0], "Only alice can decide") || !strings.Contains(e[1], "decided nothing") {
+			t.Fatalf("ephemeral answers = %q", e)
+		}
+		if a, _ := h.spend.Spend(ctx, "alice/writer"); !a.Status().Over || a.Today.Decision != "" {
+			t.Fatalf("decided by the wrong click: %+v", a.Today)
+		}
+		h.click(blockActions("U0ALICE", notify.ActionCapRaise, raise))
+		a, _ := h.spend.Spend(ctx, "alice/writer")
+		if a.Status().Over || a.Today.RaisedTo != 3_000_000 || a.Today.DecidedBy != "alice" {
+			t.Fatalf("after alice's Raise: %+v", a.Today)
+		}
+		if r := h.messages("response: "); len(r) != 1 || !strings.Contains(r[0].raw, `"replace_original":true`) || !strings.Contains(r[0].raw, "raised for "+a.Today.Day+" to 3 USD by alice") {
+			t.Errorf("the message is not replaced by the outcome: %+v", r)
+		}
+		h.click(blockActions("U0ALICE", notify.ActionCapLeave, h.buttonValue(notify.ActionCapLeave)))
+		if e := h.ephemerals(); len(e) != 3 || !strings.Contains(e[2], "already decided by alice") {
+			t.Errorf("a second decision: %q", e)
+		}
+	})
+}
+
+// pendingStep2000 is a pending Bash step whose command is longer than a Slack field.
+func (h *harness) pendingStep2000(taskID string) step.Step {
+	h.t.Helper()
+	return h.pendingCall(taskID, "Bash", `{"command":"echo `+strings.Repeat("x", slack.MaxEditField)+`"}`)
 }
 
 // modals returns the views the endpoint opened.

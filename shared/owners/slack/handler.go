@@ -17,6 +17,7 @@ import (
 	"github.com/useprickle/prickle/shared/aws/notify"
 	"github.com/useprickle/prickle/shared/domain/audit"
 	"github.com/useprickle/prickle/shared/domain/grant"
+	"github.com/useprickle/prickle/shared/domain/modelspend"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/team"
@@ -38,17 +39,27 @@ type Owners interface {
 
 // Decider records owners' decisions; *team.Service satisfies it.
 type Decider interface {
-	DecideStep(ctx context.Context, owner, taskID, stepID string, approve bool, message, via string) (step.Step, error)
+	DecideStep(ctx context.Context, owner, taskID, stepID string, approve bool, edited json.RawMessage, message, via string) (step.Step, error)
 	DecideResult(ctx context.Context, owner, taskID, round string, approve bool, message, via string) (task.Task, error)
 	GrantFromStep(ctx context.Context, owner, taskID, stepID string, r team.GrantRequest) (grant.Grant, error)
 }
 
-// Slack is what the endpoint asks of Slack: open the Refuse modal and answer
+// Steps reads a pending step, to show its call in the Edit modal; *store.Store satisfies it.
+type Steps interface {
+	Step(ctx context.Context, taskID, stepID string) (step.Step, error)
+}
+
+// Slack is what the endpoint asks of Slack: open the Refuse and Edit modals and answer
 // through an interaction's response_url. The Web API client in the cloud, the
 // dev outbox locally.
 type Slack interface {
 	OpenView(ctx context.Context, triggerID string, view json.RawMessage) error
 	Respond(ctx context.Context, responseURL string, body json.RawMessage) error
+}
+
+// Caps decides owners' model-spend caps reached; *spendcap.Service satisfies it.
+type Caps interface {
+	Decide(ctx context.Context, owner, agent, day string, raise bool, via string) (modelspend.Status, error)
 }
 
 // Config is what the handler needs. An empty Secret turns the endpoint off (404).
@@ -57,7 +68,9 @@ type Config struct {
 	Replays Replays
 	Signer  link.Signer
 	Owners  Owners
+	Steps   Steps
 	Decider Decider
+	Caps    Caps
 	Slack   Slack
 	Now     func() time.Time
 	Log     *slog.Logger
@@ -151,10 +164,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// button finds the Approve or Refuse action of a block_actions payload.
+// button finds the Approve, Refuse, Approve + this call, Edit or cap (Raise / Leave) action of a block_actions payload.
 func button(in Interaction) (Action, bool) {
 	for _, a := range in.Actions {
-		if a.ActionID == notify.ActionApprove || a.ActionID == notify.ActionRefuse || a.ActionID == notify.ActionAllowCall {
+		switch a.ActionID {
+		case notify.ActionApprove, notify.ActionRefuse, notify.ActionAllowCall, notify.ActionEdit, notify.ActionCapRaise, notify.ActionCapLeave:
 			return a, true
 		}
 	}
@@ -199,6 +213,14 @@ func (h *Handler) blockActions(ctx context.Context, in Interaction, o *outcome) 
 		h.ephemeral(ctx, in, why)
 		return
 	}
+	if capButton(a.ActionID) || c.Kind == link.KindCap {
+		h.capAction(ctx, in, a, c, o)
+		return
+	}
+	if a.ActionID == notify.ActionEdit {
+		h.openEdit(ctx, in, c, a.Value, o)
+		return
+	}
 	if a.ActionID == notify.ActionRefuse {
 		view, err := json.Marshal(refuseModal(c, a.Value))
 		if err == nil {
@@ -213,7 +235,7 @@ func (h *Handler) blockActions(ctx context.Context, in Interaction, o *outcome) 
 		o.result = "modal_opened"
 		return
 	}
-	msg, err := h.decide(ctx, c, true, "")
+	msg, err := h.decide(ctx, c, true, nil, "")
 	if err == nil && msg == "" && a.ActionID == notify.ActionAllowCall && c.Kind == link.KindStep {
 		_, err = h.cfg.Decider.GrantFromStep(ctx, c.Owner, c.TaskID, c.StepID, team.GrantRequest{Scope: grant.ScopeCall, Hours: notify.AllowCallHours, Via: audit.ViaSlack})
 		var refusal *task.Refusal
@@ -236,46 +258,134 @@ func (h *Handler) blockActions(ctx context.Context, in Interaction, o *outcome) 
 }
 
 func (h *Handler) viewSubmission(ctx context.Context, w http.ResponseWriter, in Interaction, o *outcome) {
-	if in.View == nil || in.View.CallbackID != CallbackRefuse {
+	if in.View == nil || (in.View.CallbackID != CallbackRefuse && in.View.CallbackID != CallbackEdit) {
 		o.result = "ignored"
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	o.action = CallbackRefuse
+	o.action = in.View.CallbackID
+	// Errors show under the field the owner typed in: the edit, or the message.
+	field := MessageBlock
+	if in.View.CallbackID == CallbackEdit {
+		field = InputBlock
+		if _, ok := in.View.State.Values[CommandBlock]; ok {
+			field = CommandBlock
+		}
+	}
 	c, why, ok := h.authorize(ctx, in.View.PrivateMetadata, in.User.ID, o)
 	if !ok {
-		modalError(w, why)
+		modalError(w, field, why)
 		return
 	}
 	msg := strings.TrimSpace(in.View.Value(MessageBlock, MessageAction))
 	if utf8.RuneCountInString(msg) > MaxMessage {
 		o.result = "too_long"
-		modalError(w, fmt.Sprintf("The message is longer than %d characters.", MaxMessage))
+		modalError(w, MessageBlock, fmt.Sprintf("The message is longer than %d characters.", MaxMessage))
 		return
 	}
-	refusal, err := h.decide(ctx, c, false, msg)
+	var edited json.RawMessage
+	if in.View.CallbackID == CallbackEdit {
+		var why string
+		if edited, why = h.editOf(ctx, c, in.View, field); why != "" {
+			o.result = "bad_edit"
+			modalError(w, field, why)
+			return
+		}
+	}
+	refusal, err := h.decide(ctx, c, in.View.CallbackID == CallbackEdit, edited, msg)
 	if err != nil {
 		o.result = "error"
 		h.cfg.Log.ErrorContext(ctx, "slack interaction: decide", "task", c.TaskID, "error", err.Error())
-		modalError(w, "Something went wrong; nothing was decided. Try again, or use the page.")
+		modalError(w, field, "Something went wrong; nothing was decided. Try again, or use the page.")
 		return
 	}
 	if refusal != "" {
 		o.result = "refused_by_rules"
-		modalError(w, refusal)
+		modalError(w, field, refusal)
 		return
 	}
-	o.result = "refused"
+	o.result = map[bool]string{true: "approved_edited", false: "refused"}[edited != nil]
 	w.WriteHeader(http.StatusOK) // an empty 200 closes the modal
 }
 
-// decide records the owner's decision; a decision the rules refuse (already
-// decided, expired, no longer waiting) comes back as its message, not an error.
-func (h *Handler) decide(ctx context.Context, c link.Claims, approve bool, msg string) (string, error) {
+// openEdit opens the Edit modal of a pending step's call, or tells the
+// owner why it cannot be edited here.
+func (h *Handler) openEdit(ctx context.Context, in Interaction, c link.Claims, token string, o *outcome) {
+	if c.Kind != link.KindStep {
+		o.result = "bad_edit"
+		h.ephemeral(ctx, in, "Only a step's call can be edited; nothing was decided.")
+		return
+	}
+	st, err := h.cfg.Steps.Step(ctx, c.TaskID, c.StepID)
+	if errors.Is(err, team.ErrNotFound) {
+		o.result = "not_found"
+		h.ephemeral(ctx, in, "This step no longer exists; nothing was decided.")
+		return
+	}
+	if err != nil {
+		o.result = "error"
+		h.cfg.Log.ErrorContext(ctx, "slack interaction: load the step to edit", "task", c.TaskID, "step", c.StepID, "error", err.Error())
+		h.ephemeral(ctx, in, "Something went wrong; nothing was decided. Try again, or use the page.")
+		return
+	}
+	if eff := st.Effective(h.cfg.Now()); eff.Status != step.Pending {
+		o.result = "refused_by_rules"
+		h.ephemeral(ctx, in, "Nothing was decided: "+team.AlreadyDecided(eff).Msg+".")
+		return
+	}
+	modal, ok := editModal(c, token, st)
+	if !ok {
+		o.result = "too_long"
+		h.ephemeral(ctx, in, fmt.Sprintf("This call is longer than a Slack field holds (%d characters): edit it on the page (Review on the page). Nothing was decided.", MaxEditField))
+		return
+	}
+	view, err := json.Marshal(modal)
+	if err == nil {
+		err = h.cfg.Slack.OpenView(ctx, in.TriggerID, view)
+	}
+	if err != nil {
+		o.result = "error"
+		h.cfg.Log.ErrorContext(ctx, "slack interaction: open the edit modal", "error", err.Error())
+		h.ephemeral(ctx, in, "The Edit form could not be opened; nothing was decided. Try again, or edit on the page.")
+		return
+	}
+	o.result = "modal_opened"
+}
+
+// editOf is the edited call of an Edit modal's submission: the whole input
+// (JSON), or the step's input with its command line replaced; why says what
+// is wrong with it. The team service bounds it and decides.
+func (h *Handler) editOf(ctx context.Context, c link.Claims, v *View, field string) (json.RawMessage, string) {
+	if c.Kind != link.KindStep {
+		return nil, "Only a step's call can be edited; nothing was decided."
+	}
+	value := v.Value(field, EditAction)
+	if field == InputBlock {
+		return json.RawMessage(value), ""
+	}
+	st, err := h.cfg.Steps.Step(ctx, c.TaskID, c.StepID)
+	if err != nil {
+		return nil, "This step could not be read; nothing was decided. Try again, or edit on the page."
+	}
+	edited, err := step.WithCommand(st.ToolName, st.Input, value)
+	if err != nil {
+		return nil, "Nothing was decided: " + err.Error() + "."
+	}
+	return edited, ""
+}
+
+// decide records the owner's decision (with edited, the approval of the
+// call as the owner edited it); a decision the rules refuse (already
+// decided, expired, no longer waiting, an edit out of bounds) comes back as
+// its message, not an error.
+func (h *Handler) decide(ctx context.Context, c link.Claims, approve bool, edited json.RawMessage, msg string) (string, error) {
 	var err error
-	if c.Kind == link.KindStep {
-		_, err = h.cfg.Decider.DecideStep(ctx, c.Owner, c.TaskID, c.StepID, approve, msg, audit.ViaSlack)
-	} else {
+	switch c.Kind {
+	case link.KindCap:
+		return "Nothing was decided: a model-spend cap is raised or left with its own buttons.", nil
+	case link.KindStep:
+		_, err = h.cfg.Decider.DecideStep(ctx, c.Owner, c.TaskID, c.StepID, approve, edited, msg, audit.ViaSlack)
+	default:
 		_, err = h.cfg.Decider.DecideResult(ctx, c.Owner, c.TaskID, c.Round, approve, msg, audit.ViaSlack)
 	}
 	var refusal *task.Refusal
@@ -302,12 +412,12 @@ func (h *Handler) ephemeral(ctx context.Context, in Interaction, text string) {
 	}
 }
 
-// modalError keeps the modal open with text under its message field.
-func modalError(w http.ResponseWriter, text string) {
+// modalError keeps the modal open with text under its input block.
+func modalError(w http.ResponseWriter, block, text string) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(map[string]any{"response_action": "errors", "errors": map[string]string{MessageBlock: text}})
+	_ = enc.Encode(map[string]any{"response_action": "errors", "errors": map[string]string{block: text}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b.Bytes())

@@ -23,6 +23,7 @@ import (
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/owners/slack"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/spendcap"
 )
 
 // Slack's side of the tests: the signing secret of the app, the workspace,
@@ -59,6 +60,8 @@ type harness struct {
 	box   *outbox.Outbox
 	srv   *httptest.Server
 	clock time.Time
+	// spend is the model spend whose caps the Raise / Leave buttons decide.
+	spend *spendcap.Service
 }
 
 // syncEvents delivers the service's events to notify at once.
@@ -80,8 +83,9 @@ func newHarness(t *testing.T, b backend) *harness {
 	h.svc = team.New(b.store)
 	h.n = &notify.Notifier{Owners: b.owners, Ledger: b.ledger, Slack: h.box, Signer: signer, BaseURL: "https://app.example.com", Log: log}
 	h.svc.Events = syncEvents{h.n}
+	h.spend = spendcap.New(b.store.(spendcap.Store), syncEvents{h.n}, log)
 	endpoint := slack.New(slack.Config{
-		Secret: secret, Replays: b.replays, Signer: signer, Owners: b.owners, Decider: h.svc, Slack: h.box,
+		Secret: secret, Replays: b.replays, Signer: signer, Owners: b.owners, Steps: b.store, Decider: h.svc, Caps: h.spend, Slack: h.box,
 		Now: func() time.Time { return h.clock }, Log: log,
 	})
 	mux := http.NewServeMux()
@@ -95,6 +99,12 @@ func newHarness(t *testing.T, b backend) *harness {
 // notify posts the Slack message with the buttons.
 func (h *harness) pendingStep(taskID string) step.Step {
 	h.t.Helper()
+	return h.pendingCall(taskID, "Bash", `{"command":"git push origin main"}`)
+}
+
+// pendingCall is pendingStep asking for another call.
+func (h *harness) pendingCall(taskID, tool, input string) step.Step {
+	h.t.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	tk := task.Task{
@@ -107,7 +117,7 @@ func (h *harness) pendingStep(taskID string) step.Step {
 	}
 	run := identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindRun, TaskID: taskID, RunID: "run_1"}
 	out, err := h.svc.RequestStep(ctx, run, team.RequestStepInput{
-		ToolName: "Bash", Input: json.RawMessage(`{"command":"git push origin main"}`),
+		ToolName: tool, Input: json.RawMessage(input),
 		Kind: "outbound", Target: "origin", Reason: "Publish the reviewed branch.",
 	})
 	if err != nil {
@@ -259,6 +269,15 @@ func viewSubmission(user string, view json.RawMessage, message string) map[strin
 		"view":          v,
 		"response_urls": []any{}, "is_enterprise_install": false, "enterprise": nil,
 	}
+}
+
+// editSubmission is Slack's view_submission payload for the Edit modal: the
+// edited call typed in its block (slack.CommandBlock or InputBlock), and a message.
+func editSubmission(user string, view json.RawMessage, block, edited, message string) map[string]any {
+	p := viewSubmission(user, view, message)
+	values := p["view"].(map[string]any)["state"].(map[string]any)["values"].(map[string]any)
+	values[block] = map[string]any{slack.EditAction: map[string]any{"type": "plain_text_input", "value": edited}}
+	return p
 }
 
 // formBody is Slack's body: application/x-www-form-urlencoded with the JSON in "payload".

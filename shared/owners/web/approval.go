@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -219,7 +220,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusForbidden, "approval.html", p)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	r.Body = http.MaxBytesReader(w, r.Body, maxDecideForm)
 	if err := r.ParseForm(); err != nil {
 		h.badForm(w, r, "The form could not be read.")
 		return
@@ -232,10 +233,16 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	var approve bool
+	var approve, edit bool
 	switch r.PostForm.Get("decision") {
 	case "approve":
 		approve = true
+	case decisionEdit:
+		approve, edit = true, true
+		if c.Kind != link.KindStep {
+			h.badForm(w, r, "Only a step's call can be edited.")
+			return
+		}
 	case "refuse":
 	default:
 		h.badForm(w, r, "Choose Approve or Refuse.")
@@ -257,7 +264,19 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 			h.badForm(w, r, gerr.Error()+".")
 			return
 		}
-		_, err = h.cfg.Service.DecideStep(r.Context(), c.Owner, c.TaskID, c.StepID, approve, msg, decidedVia(audit.ViaLink, me))
+		var edited json.RawMessage
+		if edit {
+			st, serr := h.cfg.Store.Step(r.Context(), c.TaskID, c.StepID)
+			if serr != nil {
+				h.loadFailed(w, r, serr)
+				return
+			}
+			if edited, err = editedCall(r.PostForm, st); err != nil {
+				h.editRefused(w, r, c, token, err.Error())
+				return
+			}
+		}
+		_, err = h.cfg.Service.DecideStep(r.Context(), c.Owner, c.TaskID, c.StepID, approve, edited, msg, decidedVia(audit.ViaLink, me))
 		if err == nil && gr != nil {
 			_, err = h.cfg.Service.GrantFromStep(r.Context(), c.Owner, c.TaskID, c.StepID, *gr)
 		}
@@ -265,6 +284,10 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		_, err = h.cfg.Service.DecideResult(r.Context(), c.Owner, c.TaskID, c.Round, approve, msg, decidedVia(audit.ViaLink, me))
 	}
 	var refusal *task.Refusal
+	if errors.As(err, &refusal) && edit {
+		h.editRefused(w, r, c, token, refusal.Msg)
+		return
+	}
 	if errors.As(err, &refusal) {
 		// Decided before (or no longer decidable): show who decided and when.
 		infoOf(r).outcome = "refused_by_rules"
@@ -282,11 +305,34 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	infoOf(r).outcome = map[bool]string{true: "approved", false: "refused"}[approve]
+	if edit {
+		infoOf(r).outcome = "approved_edited"
+	}
 	// Post/Redirect/Get: a reload shows the decision instead of sending it
 	// again. The Location is relative to the page itself, so it also works
 	// under an API Gateway stage path.
 	w.Header().Set("Location", "?done=1")
 	w.WriteHeader(http.StatusSeeOther)
+}
+
+// editRefused shows the approval page again after an edit was not
+// accepted, saying why: while the step still waits, its form holds what the
+// owner sent, to correct and send again; nothing was decided.
+func (h *Handler) editRefused(w http.ResponseWriter, r *http.Request, c link.Claims, token, why string) {
+	infoOf(r).outcome = "bad_edit"
+	p, err := h.load(r.Context(), c)
+	if err != nil {
+		p = page{chrome: chrome{Title: "Not decided"}, Heading: "Nothing was decided"}
+	}
+	p.WhoDecides = whoDecides(c)
+	status := http.StatusConflict
+	if p.CanDecide {
+		status = http.StatusBadRequest
+		p.FormToken = h.cfg.Signer.FormToken(token)
+		p.Step.Edit = p.Step.Edit.again(r.PostForm)
+	}
+	p.Notice, p.NoticeClass = "Nothing was decided: "+strings.TrimSuffix(why, "; nothing was decided")+".", "warn"
+	h.render(w, r, status, "approval.html", p)
 }
 
 func (h *Handler) badForm(w http.ResponseWriter, r *http.Request, why string) {

@@ -33,7 +33,7 @@ type page struct {
 	SignInAs, Next string
 }
 
-// Choice feeds the grant-choice template of the decide form.
+// Choice feeds the grant-choice and edit-call templates of the decide form.
 func (p page) Choice() pendingStep {
 	return pendingStep{stepView: p.Step, ID: "step", Grant: p.Grant}
 }
@@ -42,6 +42,10 @@ type stepView struct {
 	ToolName, Input, Kind, Target, Amount, Reason, Agent, TaskID, Project, Status, Asked, Expires string
 	// Does says what the call does, from the input of a well-known tool; empty otherwise.
 	Does string
+	// Edited is the call as the owner edited it before approving it; empty when approved as asked.
+	Edited string
+	// Edit is the call as its edit form holds it.
+	Edit editView
 }
 
 type resultView struct {
@@ -70,11 +74,17 @@ func orDash(s string) string {
 }
 
 func viewStep(s step.Step) *stepView {
-	return &stepView{
-		ToolName: s.ToolName, Does: step.Summary(s.ToolName, s.Input), Input: notify.PrettyInput(s.Input, notify.InputPageMax), Kind: orDash(s.Kind), Target: orDash(s.Target),
+	input := notify.PrettyInput(s.Input, notify.InputPageMax)
+	v := &stepView{
+		ToolName: s.ToolName, Does: step.Summary(s.ToolName, s.Input), Input: input, Kind: orDash(s.Kind), Target: orDash(s.Target),
 		Amount: orDash(notify.FormatAmount(s.Amount)), Reason: orDash(s.Reason), Agent: s.Agent,
 		TaskID: s.TaskID, Project: s.Project, Status: string(s.Status), Asked: stamp(s.CreatedAt), Expires: stamp(s.ExpiresAt),
+		Edit: editOf(s, input),
 	}
+	if len(s.Edited) > 0 {
+		v.Edited = notify.PrettyInput(s.Edited, notify.InputPageMax)
+	}
+	return v
 }
 
 func viewResult(t task.Task) *resultView {

@@ -77,9 +77,9 @@ func (h *Handler) otherOwner(w http.ResponseWriter, r *http.Request, c link.Clai
 const nextCookie = "prickle_next"
 
 // returnPath is what a return path may be, relative to the site root: an
-// approval link's page (a token is base64url "." base64url), or an OAuth
-// consent page (issue #11: the flow resumes after the sign-in link).
-var returnPath = regexp.MustCompile(`^(?:a/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+|oauth/consent/[A-Za-z0-9_-]{1,64})$`)
+// approval link's page or a cap link's (a token is base64url "." base64url),
+// or an OAuth consent page (issue #11: the flow resumes after the sign-in link).
+var returnPath = regexp.MustCompile(`^(?:[ac]/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+|oauth/consent/[A-Za-z0-9_-]{1,64})$`)
 
 // maxReturnPath bounds a remembered return path, as every stored input is bounded.
 const maxReturnPath = 3000

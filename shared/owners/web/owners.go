@@ -91,10 +91,12 @@ type grantList struct {
 // ownersView is the owners' page of a project: grants, budgets, spend, audit.
 type ownersView struct {
 	chrome
-	Project  team.Project
-	Grants   []grantView
-	Budgets  []budgetView
-	Spend    []spendView
+	Project team.Project
+	Grants  []grantView
+	Budgets []budgetView
+	Spend   []spendView
+	// Models are the agents' model spend and caps.
+	Models   []agentSpendView
 	Day      string
 	MaxHours int
 	// Form starts the budget form from the owner's own budget, if any.
@@ -149,6 +151,8 @@ func (h *Handler) ownersPage(w http.ResponseWriter, r *http.Request) {
 		v.Notice, v.NoticeClass = "Revoked: the next call it would have allowed asks you again.", "ok"
 	case "budget":
 		v.Notice, v.NoticeClass = "Budget saved.", "ok"
+	case "cap":
+		v.Notice, v.NoticeClass = "Cap saved: it applies from now; an agent under its new cap starts its waiting work at once.", "ok"
 	}
 	h.render(w, r, http.StatusOK, "owners.html", v)
 }
@@ -172,6 +176,13 @@ func (h *Handler) ownersViewOf(r *http.Request, me session.Session, p team.Proje
 	v := &ownersView{chrome: chrome{Title: "Owners · " + p.Name, Me: me.Owner, CSRF: h.keys.FormToken(me)}, Project: p,
 		Grants: viewGrants(grants, me.Owner, now, nil), Day: day, MaxHours: grant.MaxHours}
 	v.Form = budgetView{Unit: "USD", Limit: "50"}
+	agents, err := h.cfg.Store.ListAgents(ctx, p.Slug)
+	if err != nil {
+		return nil, err
+	}
+	if v.Models, err = h.ownersSpendOf(ctx, me, agents); err != nil {
+		return nil, err
+	}
 	limits := map[string]budget.Budget{}
 	for _, b := range budgets {
 		bv := viewBudget(b, me.Owner)

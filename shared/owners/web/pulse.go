@@ -35,12 +35,18 @@ type agentPulse struct {
 	Reported                                                 bool
 	Stale                                                    bool
 	Ago, At                                                  string
+	// Spend is the agent's model spend today and this month.
+	Spend spendLine
 }
 
 // pulseOf builds Team Pulse: every agent of the project, grouped by owner
 // (the signed-in owner first), each with its latest report.
 func (h *Handler) pulseOf(r *http.Request, me session.Session, p team.Project, agents []team.Agent) (*pulseView, error) {
 	entries, err := h.cfg.Store.Pulse(r.Context(), p.Slug)
+	if err != nil {
+		return nil, err
+	}
+	spend, err := h.pulseSpend(r.Context(), agents)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +68,7 @@ func (h *Handler) pulseOf(r *http.Request, me session.Session, p team.Project, a
 			g = &ownerGroup{Owner: a.Owner, Mine: a.Owner == me.Owner}
 			groups[a.Owner] = g
 		}
-		ap := agentPulse{Agent: a.ID}
+		ap := agentPulse{Agent: a.ID, Spend: spend[a.ID]}
 		if e, ok := byAgent[a.ID]; ok {
 			ap.Reported = true
 			ap.Availability, ap.Doing, ap.Files = e.Availability, e.Doing, e.Files

@@ -50,3 +50,7 @@ func TestWhoMayDecideOnTheRealStore(t *testing.T) {
 func TestChannelReaderOnTheRealStore(t *testing.T) {
 	runChannelReader(t, realRoom)
 }
+
+func TestEditThenApproveOnTheRealStore(t *testing.T) {
+	runEditThenApprove(t, realRoom)
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/owners/web"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/spendcap"
 	"github.com/useprickle/prickle/shared/team/teamtest"
 )
 
@@ -37,6 +38,7 @@ import (
 type roomBackend interface {
 	team.Store
 	web.Store
+	spendcap.Store
 	PutOAuthGrant(ctx context.Context, g oauthgrant.Grant) error
 }
 
@@ -76,6 +78,7 @@ type roomEnv struct {
 	t     *testing.T
 	store roomBackend
 	svc   *team.Service
+	spend *spendcap.Service
 	srv   *httptest.Server
 	clock *clock
 	box   *outbox.Outbox
@@ -99,7 +102,9 @@ func newRoomEnv(t *testing.T, st roomBackend) *roomEnv {
 	// Sign-in Requested, the notifier mints the link and sends it.
 	notifier := &notify.Notifier{Owners: st, Ledger: &memLedger{sent: map[string]bool{}}, Mail: box, Slack: box, Signer: signer, BaseURL: e.srv.URL, Now: c.now, Log: slog.New(slog.DiscardHandler)}
 	svc.Events = publishTo(notifier.Handle)
-	h = web.New(web.Config{Service: svc, Store: st, Signer: signer, BaseURL: e.srv.URL, ImageHosts: []string{"Images.Example.org", "bad;host"}, Outbox: box, Now: c.now, Log: slog.New(slog.DiscardHandler)})
+	e.spend = spendcap.New(st, svc.Events, slog.New(slog.DiscardHandler))
+	e.spend.Now = c.now
+	h = web.New(web.Config{Service: svc, Spend: e.spend, Store: st, Signer: signer, BaseURL: e.srv.URL, ImageHosts: []string{"Images.Example.org", "bad;host"}, Outbox: box, Now: c.now, Log: slog.New(slog.DiscardHandler)})
 	t.Cleanup(e.srv.Close)
 	return e
 }

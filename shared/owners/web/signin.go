@@ -133,7 +133,7 @@ func (h *Handler) sendSignIn(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Log.ErrorContext(r.Context(), "sign-in link not sent", "owner", name, "error", err.Error())
 	}
 	v.Sent = true
-	v.Notice, v.NoticeClass = fmt.Sprintf("If %s is an owner here, a sign-in link is on its way to their email, or as a Slack direct message (never to a channel). It works once, for 15 minutes.", name), "ok"
+	v.Notice, v.NoticeClass = fmt.Sprintf("If %s is an owner here, a sign-in link is on its way to their email, or as a Slack direct message (never to a channel). It works once, for %d minutes.", name, int(session.LinkLifetime/time.Minute)), "ok"
 	h.render(w, r, http.StatusOK, "signin.html", v)
 }
 

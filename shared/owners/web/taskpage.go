@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -39,6 +40,8 @@ type taskView struct {
 	Grants []grantView
 	// Holders are the agents whose live Team Pulse holds files for this task.
 	Holders     []holderView
+	// Runs are the task's runs with their model spend.
+	Runs        runsView
 	Notice      string
 	NoticeClass string
 }
@@ -122,6 +125,8 @@ func (h *Handler) taskPage(w http.ResponseWriter, r *http.Request) {
 		v.Notice, v.NoticeClass = "Revoked: the next call it would have allowed asks you again.", "ok"
 	case "refused":
 		v.Notice, v.NoticeClass = "Refused: your decision is recorded and the agent is told.", "ok"
+	case "edited":
+		v.Notice, v.NoticeClass = "Approved as you edited it: your decision is recorded, and the run may make your edited call once.", "ok"
 	}
 	h.renderTask(w, r, status, v)
 }
@@ -195,6 +200,9 @@ func (h *Handler) taskViewOf(r *http.Request, me session.Session) (*taskView, in
 	v.Grants = viewGrants(grants, me.Owner, now, func(g grant.Grant) bool {
 		return g.TaskID == t.ID || (g.Scope == grant.ScopePattern && g.Agent == t.Assignee)
 	})
+	if v.Runs, err = h.runsOf(r.Context(), t.ID); err != nil {
+		return nil, 0, err
+	}
 	for i := len(hist) - 1; i >= 0; i-- {
 		e := hist[i]
 		te := timelineEntry{At: e.At.UTC().Format(time.RFC3339), Ago: ago(now, e.At), By: e.By, Action: strings.ReplaceAll(e.Action, "_", " "), To: string(e.To)}
@@ -236,7 +244,7 @@ func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	r.Body = http.MaxBytesReader(w, r.Body, maxDecideForm)
 	if err := r.ParseForm(); err != nil || !h.sameOrigin(r) || !h.keys.CheckFormToken(me, r.PostForm.Get("csrf")) {
 		infoOf(r).outcome = "bad_csrf"
 		h.render(w, r, http.StatusForbidden, "room-message.html", &messageView{chrome: chrome{Title: "Refused", Me: me.Owner, CSRF: h.keys.FormToken(me)},
@@ -253,10 +261,12 @@ func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	infoOf(r).task = t.ID
-	var approve bool
+	var approve, edit bool
 	switch r.PostForm.Get("decision") {
 	case "approve":
 		approve = true
+	case decisionEdit:
+		approve, edit = true, true
 	case "refuse":
 	default:
 		h.taskRefused(w, r, me, http.StatusBadRequest, "Choose Approve or Refuse.")
@@ -279,11 +289,36 @@ func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
 			h.taskRefused(w, r, me, http.StatusBadRequest, err.Error())
 			return
 		}
-		_, err = h.cfg.Service.DecideStep(r.Context(), me.Owner, t.ID, stepID, approve, msg, decidedVia(audit.ViaPage, me))
+		var edited json.RawMessage
+		if edit {
+			st, serr := h.cfg.Store.Step(r.Context(), t.ID, stepID)
+			switch {
+			case errors.Is(serr, team.ErrNotFound):
+				h.taskEditRefused(w, r, me, stepID, fmt.Sprintf("no step %s on task %s", stepID, t.ID))
+				return
+			case serr != nil:
+				h.failed(w, r, serr)
+				return
+			}
+			if edited, err = editedCall(r.PostForm, st); err != nil {
+				h.taskEditRefused(w, r, me, stepID, err.Error())
+				return
+			}
+			verdict = "edited"
+		}
+		_, err = h.cfg.Service.DecideStep(r.Context(), me.Owner, t.ID, stepID, approve, edited, msg, decidedVia(audit.ViaPage, me))
+		var refusal *task.Refusal
+		if edit && errors.As(err, &refusal) {
+			h.taskEditRefused(w, r, me, stepID, refusal.Msg)
+			return
+		}
 		if err == nil && gr != nil {
 			_, err = h.cfg.Service.GrantFromStep(r.Context(), me.Owner, t.ID, stepID, *gr)
 			verdict = "granted"
 		}
+	} else if edit {
+		h.taskRefused(w, r, me, http.StatusBadRequest, "Only a step's call can be edited.")
+		return
 	} else {
 		infoOf(r).kind = "result"
 		if ownerOf(t.Assignee) != me.Owner {
@@ -305,6 +340,26 @@ func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
 	infoOf(r).outcome = verdict
 	w.Header().Set("Location", url.PathEscape(t.ID)+"?decided="+verdict)
 	w.WriteHeader(http.StatusSeeOther)
+}
+
+// taskEditRefused shows the task page again after an edit was not accepted:
+// the step's form, if it still waits, holds what the owner sent.
+func (h *Handler) taskEditRefused(w http.ResponseWriter, r *http.Request, me session.Session, stepID, why string) {
+	infoOf(r).outcome = "bad_edit"
+	v, _, err := h.taskViewOf(r, me)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	status := http.StatusConflict
+	for i := range v.Steps {
+		if st := &v.Steps[i]; st.ID == stepID && st.CanDecide {
+			status = http.StatusBadRequest
+			st.Edit = st.Edit.again(r.PostForm)
+		}
+	}
+	v.Notice, v.NoticeClass = "Nothing was decided: "+strings.TrimSuffix(why, "; nothing was decided")+".", "warn"
+	h.renderTask(w, r, status, v)
 }
 
 // taskRefused shows the task page again with why nothing was decided.

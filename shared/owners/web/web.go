@@ -4,6 +4,8 @@
 //
 //	GET  /a/{token}        show the exact call (or the result) and Approve / Refuse; changes nothing
 //	POST /a/{token}        decide (form: decision=approve|refuse, message, csrf), then 303 to the GET
+//	GET  /c/{token}        an agent's model-spend cap reached: Raise for today / Leave it; changes nothing
+//	POST /c/{token}        decide (form: decision=raise|leave, csrf), once, then 303 to the GET
 //	GET  /signin           ask for a sign-in link (form: owner); POST asks notify to send it by email / Slack DM
 //	GET  /signin/{token}   "Sign in as …" button; changes nothing
 //	POST /signin/{token}   use the link once, set the session cookie, 303 to /
@@ -12,8 +14,8 @@
 //	GET  /                 the signed-in owner's projects (or the sign-in form)
 //	GET  /p/{project}      Team Pulse; /p/{project}/pulse is its live fragment (polled by /static/pulse.js)
 //	GET  /p/{project}/tasks the board (filters: agent, type)
-//	GET  /p/{project}/owners grants (revocable), budgets (the owner sets their own), today's spend, audit downloads
-//	POST /p/{project}/budgets, /p/{project}/grants/{grant}/revoke   the owners page's forms
+//	GET  /p/{project}/owners grants (revocable), budgets (the owner sets their own), today's spend, model spend and caps, audit downloads
+//	POST /p/{project}/budgets, /p/{project}/caps, /p/{project}/grants/{grant}/revoke   the owners page's forms
 //	GET  /p/{project}/audit.csv, /p/{project}/audit.json            the project's audit trail
 //	GET  /t/{task}         the task page; POST decides its pending step or result as the signed-in owner
 //	GET  /docs/reference/mcp-tools[?tool=name] the tool reference, generated from the catalog; public
@@ -45,12 +47,14 @@ import (
 	"github.com/useprickle/prickle/shared/aws/notify/outbox"
 	"github.com/useprickle/prickle/shared/domain/budget"
 	"github.com/useprickle/prickle/shared/domain/grant"
+	"github.com/useprickle/prickle/shared/domain/modelspend"
 	"github.com/useprickle/prickle/shared/domain/pulse"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/kit/httprec"
 	"github.com/useprickle/prickle/shared/owners/layout"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/spendcap"
 )
 
 //go:embed templates/*.html
@@ -84,6 +88,10 @@ type Store interface {
 	ProjectGrants(ctx context.Context, project string) ([]grant.Grant, error)
 	ProjectBudgets(ctx context.Context, project string) ([]budget.Budget, error)
 	ProjectSpend(ctx context.Context, project, day string) ([]budget.Spend, error)
+	// TaskRuns and AgentsSpend are the model spend the pages show: each
+	// run of a task, and each agent's cap, day and month.
+	TaskRuns(ctx context.Context, taskID string) ([]modelspend.Run, error)
+	AgentsSpend(ctx context.Context, agents []string, day, month string) ([]modelspend.AgentSpend, error)
 	// OwnerOAuthGrants and RevokeOAuthGrant disconnect the clients the
 	// owner's sessions connected when the owner signs out everywhere.
 	OwnerOAuthGrants(ctx context.Context, owner string) ([]oauthgrant.Grant, error)
@@ -96,8 +104,10 @@ type Store interface {
 // it); Outbox nil (the cloud) leaves /dev/* unmounted.
 type Config struct {
 	Service *team.Service
-	Store   Store
-	Signer  link.Signer
+	// Spend sets owners' model-spend caps and decides the cap pages' links.
+	Spend  *spendcap.Service
+	Store  Store
+	Signer link.Signer
 	// BaseURL is the public origin of the pages (PUBLIC_BASE_URL); a POST
 	// whose Origin header names another origin is refused (without BaseURL,
 	// another origin than the request's own).
@@ -168,6 +178,9 @@ func New(cfg Config) *Handler {
 	h.mux.HandleFunc("GET /p/{project}/tasks", h.board)
 	h.mux.HandleFunc("GET /p/{project}/owners", h.ownersPage)
 	h.mux.HandleFunc("POST /p/{project}/budgets", h.setBudget)
+	h.mux.HandleFunc("POST /p/{project}/caps", h.setCap)
+	h.mux.HandleFunc("GET /c/{token}", h.showCap)
+	h.mux.HandleFunc("POST /c/{token}", h.decideCap)
 	h.mux.HandleFunc("POST /p/{project}/grants/{grant}/revoke", h.revokeGrant)
 	h.mux.HandleFunc("GET /p/{project}/audit.csv", h.auditExport)
 	h.mux.HandleFunc("GET /p/{project}/audit.json", h.auditExport)

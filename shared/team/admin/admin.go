@@ -275,7 +275,7 @@ func (a *Admin) auditAgent(ctx context.Context, agentID, taskID string, entry fu
 func (a *Admin) DecideStep(ctx context.Context, owner, taskID, stepID string, approve bool, message string) (step.Step, error) {
 	svc := team.New(a.Store)
 	svc.Now = a.Now
-	st, err := svc.DecideStep(ctx, owner, taskID, stepID, approve, message, audit.ViaAdmin)
+	st, err := svc.DecideStep(ctx, owner, taskID, stepID, approve, nil, message, audit.ViaAdmin)
 	var refusal *task.Refusal
 	if errors.As(err, &refusal) {
 		return step.Step{}, errors.New(refusal.Msg)

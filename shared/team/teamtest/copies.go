@@ -41,6 +41,7 @@ func copyEvent(e task.Event) task.Event {
 
 func copyStep(st step.Step) step.Step {
 	st.Input = bytes.Clone(st.Input)
+	st.Edited = bytes.Clone(st.Edited)
 	st.DecidedAt = copyPtr(st.DecidedAt)
 	st.Amount = copyPtr(st.Amount)
 	return st

@@ -1,7 +1,8 @@
 // Package teamtest is an in-memory team.Store: the fake for domain tests only.
 // It also keeps what the web pages read beyond it (owners, a project's
-// agents, sign-in links, sessions and connected OAuth clients: web.Store),
-// so the pages' tests run against the same fake.
+// agents, sign-in links, sessions and connected OAuth clients: web.Store)
+// and the team's model spend (spendcap.Store), so the pages' tests run
+// against the same fake.
 //
 // It keeps the contract of the ports in shared/team, including the parts
 // tests lean on: every write is conditional and a lost race is team.ErrConflict
@@ -50,6 +51,7 @@ type Store struct {
 	spend    map[string]budget.Spend  // project#day#owner#unit#agent → spend
 	audit    []audit.Entry
 	people
+	spending
 }
 
 var _ team.Store = (*Store)(nil)
@@ -67,6 +69,7 @@ func New() *Store {
 		budgets:  map[string]budget.Budget{},
 		spend:    map[string]budget.Spend{},
 		people:   newPeople(),
+		spending: newSpending(),
 	}
 }
 
