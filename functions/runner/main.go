@@ -5,8 +5,9 @@
 // /runner/ack); a runner ends a run's token when the run is over (POST
 // /runner/ended, with the run's model usage); a runner woken by webhook asks
 // whether a run may start under its agent's model-spend cap (POST
-// /runner/start). Asks of an owner whose agent reached its cap go out on the
-// EventBridge bus.
+// /runner/start); a run's hook reads its project's file-claim settings
+// (POST /runner/project). Asks of an owner whose agent reached its cap go
+// out on the EventBridge bus.
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 	"github.com/useprickle/prickle/shared/aws/lambdahttp"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/jobs/runner"
+	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/admin"
 	"github.com/useprickle/prickle/shared/team/spendcap"
 )
@@ -31,5 +33,5 @@ func build(_ context.Context, log *slog.Logger) (http.Handler, error) {
 		return nil, err
 	}
 	st := store.FromEnv()
-	return runner.New(runner.Config{Tokens: st, Queue: st, Runs: admin.New(st), Spend: spendcap.New(st, bus.FromEnv(), log), Log: log, Visibility: visibility}), nil
+	return runner.New(runner.Config{Tokens: st, Queue: st, Runs: admin.New(st), Spend: spendcap.New(st, bus.FromEnv(), log), Settings: team.New(st), Log: log, Visibility: visibility}), nil
 }

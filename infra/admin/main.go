@@ -34,6 +34,9 @@ const usage = `usage: go run ./infra/admin <command> [--local] [flags]
 
 commands:
   create-project --slug S --name N [--owner-approval code,doc] [--step-deadline 24h]
+  set-file-guard --project P --guard deny|ask|warn   what runners do with an edit of a file another
+                 agent of the project holds: stop it (deny, the default), ask the editing agent's
+                 owner (ask), or let it go ahead with a warning (warn); see docs/file-claims.md
   create-owner   --name N [--email E] [--slack-channel C] [--slack-user U]
                  --slack-user is the owner's Slack member id (U0123ABC): only that
                  person may press Approve / Refuse on the owner's Slack messages, and
@@ -119,7 +122,7 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 	wakeURL := fs.String("url", "", "wake webhook URL (set-wake)")
 	wakeSecret := fs.String("secret", "", "wake webhook signing secret (set-wake); generated when omitted")
 	pullMode := fs.Bool("pull", false, "pull mode: remove the agent's webhook (set-wake)")
-	project := fs.String("project", "", "project slug (grants, revoke-grant, set-budget, audit)")
+	project := fs.String("project", "", "project slug (grants, revoke-grant, set-budget, audit, set-file-guard)")
 	grantID := fs.String("grant", "", "grant id (revoke-grant)")
 	unit := fs.String("unit", "", "budget unit, e.g. USD (set-budget)")
 	limit := fs.String("limit", "", "budget per agent per day, in units (set-budget)")
@@ -127,6 +130,7 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 	amountField := fs.String("amount-field", "", "input field that holds a call's amount in the unit (set-budget)")
 	amountTool := fs.String("amount-tool", "", "the one tool whose calls --amount-field reads; any tool's if omitted (set-budget)")
 	format := fs.String("format", "csv", "audit output: csv or json")
+	guard := fs.String("guard", "", "file guard: deny, ask or warn (set-file-guard)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -154,6 +158,11 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 		}
 		p := team.Project{Slug: *slug, Name: *name, OwnerApprovalTypes: split(*approval), StepDeadline: *deadline}
 		return map[string]any{"project": p.Slug}, adm.CreateProject(ctx, p)
+	case "set-file-guard":
+		if err := need(map[string]string{"project": *project, "guard": *guard}); err != nil {
+			return nil, err
+		}
+		return map[string]any{"project": *project, "file_guard": *guard}, adm.SetFileGuard(ctx, *project, *guard)
 	case "create-owner":
 		if err := need(map[string]string{"name": *name}); err != nil {
 			return nil, err

@@ -237,7 +237,7 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 	if err != nil {
 		return nil, err
 	}
-	runners := runner.New(runner.Config{Tokens: e.store, Queue: e.store, Runs: admin.New(e.store), Spend: spend,
+	runners := runner.New(runner.Config{Tokens: e.store, Queue: e.store, Runs: admin.New(e.store), Spend: spend, Settings: team.New(e.store),
 		Log: log.With("function", "runner"), Visibility: visibility})
 	keys, err := session.NewKeys(e.signer.Key)
 	if err != nil {

@@ -161,7 +161,7 @@ func (s *Stack) httpAPIRouter(mux *http.ServeMux) {
 		mux.Handle("/slack/", httpAPIForward{Lambda: s, Function: "slack", RouteKey: "POST /slack/interactivity"})
 	}
 	if s.Functions["runner"] != nil {
-		for _, path := range []string{"/runner/claim", "/runner/extend", "/runner/ack", "/runner/ended", "/runner/start"} {
+		for _, path := range []string{"/runner/claim", "/runner/extend", "/runner/ack", "/runner/ended", "/runner/start", "/runner/project"} {
 			mux.Handle(path, httpAPIForward{Lambda: s, Function: "runner", RouteKey: "POST " + path})
 		}
 	}

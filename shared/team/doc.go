@@ -28,6 +28,7 @@
 // (grants.go) and set budgets (budgets.go); expired steps are settled by
 // ExpireStep (expiry.go) and completed tasks route their dependents
 // (RouteDependents, handoff.go); OwnerProject (visibility.go) is which
-// projects an owner's pages show. The ports are in ports.go, the tools'
+// projects an owner's pages show; ClaimSettings (fileclaims.go) is what a
+// runner reads to claim files and guard edits. The ports are in ports.go, the tools'
 // inputs and outputs in io.go.
 package team

@@ -55,6 +55,9 @@ type Project struct {
 	// agent that has not reported for longer is shown as stale. Zero means
 	// DefaultPulseStaleAfter.
 	PulseStaleAfter time.Duration
+	// FileGuard is what a runner does with an edit of a file another agent
+	// holds (pulse.Guards); empty means pulse.DefaultGuard.
+	FileGuard string
 }
 
 // DefaultPulseStaleAfter is the staleness window of Team Pulse unless a project sets its own.
@@ -66,6 +69,14 @@ func (p Project) StaleAfter() time.Duration {
 		return DefaultPulseStaleAfter
 	}
 	return p.PulseStaleAfter
+}
+
+// Guard is the project's file guard (pulse.DefaultGuard unless it sets one).
+func (p Project) Guard() string {
+	if p.FileGuard == "" {
+		return pulse.DefaultGuard
+	}
+	return p.FileGuard
 }
 
 // Directory answers who is who.

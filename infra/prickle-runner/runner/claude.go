@@ -30,7 +30,7 @@ func claudeCommand(p Project, l Launch, c Command) (Command, error) {
 		return Command{}, err
 	}
 	c.MCPConfig = path
-	c.Env = append(c.Env, "PRICKLE_MCP_CONFIG="+path, "PRICKLE_ALLOWED_TOOLS="+strings.Join(p.AllowedTools, ","))
+	c.Env = append(c.Env, "PRICKLE_MCP_CONFIG="+path, "PRICKLE_ALLOWED_TOOLS="+strings.Join(p.AllowedTools, ","), "PRICKLE_PROJECT_DIR="+p.Dir)
 	s := l.Session
 	c.Resume = s.ID != "" && s.Template == TemplateClaude && s.Dir == p.Dir
 	c.Argv = []string{programOr(p.Program, "claude"), "-p"}

@@ -73,9 +73,11 @@ func HookEnvFrom(getenv func(string) string) HookEnv {
 }
 
 // Hook is `prickle-runner hook`: one PreToolUse call of the run whose
-// environment getenv reads, asked of Prickle at its PRICKLE_MCP_URL.
+// environment getenv reads, asked of Prickle at its PRICKLE_MCP_URL; an
+// edit is guarded and claims its file (claimhook.go).
 func Hook(ctx context.Context, in io.Reader, out io.Writer, getenv func(string) string) error {
-	return RunHook(ctx, in, out, HookEnvFrom(getenv), RunMCP(getenv("PRICKLE_MCP_URL"), (hookTimeoutSeconds-10)*time.Second))
+	prickle := RunMCP(getenv("PRICKLE_MCP_URL"), (hookTimeoutSeconds-10)*time.Second)
+	return GuardedHook(ctx, in, out, HookEnvFrom(getenv), ClaimEnvFrom(getenv), prickle, prickle)
 }
 
 // maxHookInput bounds the hook's input: a step's input is at most 64 KiB.

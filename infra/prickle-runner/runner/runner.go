@@ -356,6 +356,7 @@ func (r *Runner) execute(d *delivery) {
 	checkpoint := r.settle(ctx, w, view, how, logPath)
 	ended := !exit.Stopped
 	if ended {
+		r.releaseClaims(w, sessionDir, paused)
 		// Its token ends with it: a later wake-up of the task brings a new one.
 		if err := r.Tasks.EndRun(ctx, w.RunToken, res.usage); err != nil {
 			r.Out.Warn(endRunProblem(err), "task", w.TaskID, "run", w.RunID, "error", err.Error())

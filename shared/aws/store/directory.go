@@ -52,6 +52,7 @@ type projectRecord struct {
 	OwnerApprovalTypes  []string `dynamodbav:"owner_approval_types"`
 	StepDeadlineSeconds int64    `dynamodbav:"step_deadline_seconds,omitempty"`
 	PulseStaleSeconds   int64    `dynamodbav:"pulse_stale_seconds,omitempty"`
+	FileGuard           string   `dynamodbav:"file_guard,omitempty"`
 }
 
 type ownerRecord struct {
@@ -114,6 +115,7 @@ func (s *Store) Project(ctx context.Context, slug string) (team.Project, error) 
 		Slug: r.Slug, Name: r.Name, OwnerApprovalTypes: r.OwnerApprovalTypes,
 		StepDeadline:    time.Duration(r.StepDeadlineSeconds) * time.Second,
 		PulseStaleAfter: time.Duration(r.PulseStaleSeconds) * time.Second,
+		FileGuard:       r.FileGuard,
 	}, nil
 }
 
@@ -128,6 +130,7 @@ func (s *Store) PutProject(ctx context.Context, p team.Project) error {
 		OwnerApprovalTypes:  p.OwnerApprovalTypes,
 		StepDeadlineSeconds: int64(p.StepDeadline / time.Second),
 		PulseStaleSeconds:   int64(p.PulseStaleAfter / time.Second),
+		FileGuard:           p.FileGuard,
 	})
 }
 

@@ -16,7 +16,8 @@ func TestDirectoryProjectsOwnersAgents(t *testing.T) {
 	ctx := context.Background()
 	s := f.store
 
-	web := team.Project{Slug: "website-v2", Name: "Website v2", OwnerApprovalTypes: []string{"code"}, StepDeadline: 2 * time.Hour}
+	web := team.Project{Slug: "website-v2", Name: "Website v2", OwnerApprovalTypes: []string{"code"}, StepDeadline: 2 * time.Hour,
+		PulseStaleAfter: 10 * time.Minute, FileGuard: "warn"}
 	for _, p := range []team.Project{web, {Slug: "billing", Name: "Billing"}} {
 		if err := s.PutProject(ctx, p); err != nil {
 			t.Fatal(err)

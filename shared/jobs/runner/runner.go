@@ -11,6 +11,8 @@
 // claim (they wait, held past their first day); POST /runner/start, with a
 // run token a webhook delivered, asks whether that run may start, and over
 // the cap puts its wake-up back in the pull queue to wait likewise.
+// POST /runner/project, with a run token, reads the project's file-claim
+// settings (project.go).
 package runner
 
 import (
@@ -88,7 +90,9 @@ type Config struct {
 	Queue  Queue
 	Runs   Runs
 	Spend  Spend
-	Log    *slog.Logger
+	// Settings answers ProjectPath; *team.Service is one.
+	Settings Settings
+	Log      *slog.Logger
 	// Visibility is how long a claimed wake-up is hidden from other claims
 	// (wakeup.DefaultVisibility unless set, e.g. from PRICKLE_WAKE_VISIBILITY_SECONDS).
 	Visibility time.Duration
@@ -148,9 +152,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	rec.Header().Set("Cache-Control", "no-store")
 	path := strings.TrimSuffix(r.URL.Path, "/")
-	if path != ClaimPath && path != AckPath && path != ExtendPath && path != EndedPath && path != StartPath {
+	if path != ClaimPath && path != AckPath && path != ExtendPath && path != EndedPath && path != StartPath && path != ProjectPath {
 		line.outcome = "not_found"
-		writeError(rec, http.StatusNotFound, "no such endpoint: POST "+ClaimPath+", "+ExtendPath+", "+AckPath+", "+StartPath+" or "+EndedPath)
+		writeError(rec, http.StatusNotFound, "no such endpoint: POST "+ClaimPath+", "+ExtendPath+", "+AckPath+", "+StartPath+", "+EndedPath+" or "+ProjectPath)
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -159,7 +163,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, http.StatusMethodNotAllowed, path+" takes POST")
 		return
 	}
-	caller, bearer, err := h.authenticate(r, path == EndedPath || path == StartPath)
+	caller, bearer, err := h.authenticate(r, path == EndedPath || path == StartPath || path == ProjectPath)
 	if err != nil {
 		line.outcome = "unauthorized"
 		rec.Header().Set("WWW-Authenticate", `Bearer realm="prickle"`)
@@ -185,6 +189,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.ended(r.Context(), rec, caller, bearer, body, line)
 	case StartPath:
 		h.start(r.Context(), rec, caller, bearer, body, line)
+	case ProjectPath:
+		h.project(r.Context(), rec, caller, body, line)
 	default:
 		h.settle(r.Context(), rec, path, caller, body, line)
 	}
@@ -192,11 +198,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // authenticate accepts an agent token for the wake-ups (a run token is
 // bound to one task and must not see the agent's other wake-ups), and a run
-// token only for EndedPath and StartPath (which concern that run alone).
+// token only for EndedPath and StartPath (which concern that run alone)
+// and ProjectPath (what the run's hook reads).
 func (h *Handler) authenticate(r *http.Request, run bool) (identity.Caller, string, error) {
 	refusal := "unauthorized: send Authorization: Bearer <your Prickle agent token>"
 	if run {
-		refusal = "unauthorized: send Authorization: Bearer <the run token of the run that ended>"
+		refusal = "unauthorized: send Authorization: Bearer <the run's token>"
 	}
 	bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || len(bearer) > 256 {
@@ -208,7 +215,7 @@ func (h *Handler) authenticate(r *http.Request, run bool) (identity.Caller, stri
 	}
 	switch {
 	case run && caller.Kind != identity.KindRun:
-		return identity.Caller{}, "", errors.New("unauthorized: " + EndedPath + " and " + StartPath + " concern one run and take that run's token, not an agent token")
+		return identity.Caller{}, "", errors.New("unauthorized: " + EndedPath + ", " + StartPath + " and " + ProjectPath + " concern one run and take that run's token, not an agent token")
 	case !run && caller.Kind != identity.KindAgent:
 		return identity.Caller{}, "", errors.New("unauthorized: wake-ups are claimed with the agent's token, not a run token")
 	}

@@ -106,7 +106,7 @@ func newEnv(t *testing.T, fakeTime bool) *env {
 	must(t, err)
 	e.bob, err = adm.MintAgentToken(ctx, "bob/reviewer")
 	must(t, err)
-	cfg := runner.Config{Tokens: st, Queue: st, Runs: adm, Spend: e.spend, Log: log, Poll: 50 * time.Millisecond}
+	cfg := runner.Config{Tokens: st, Queue: st, Runs: adm, Spend: e.spend, Settings: team.New(st), Log: log, Poll: 50 * time.Millisecond}
 	if fakeTime {
 		e.clock = &clock{t: time.Now().UTC().Truncate(time.Second)}
 		cfg.Now, cfg.Poll = e.clock.now, 5*time.Second
@@ -484,6 +484,7 @@ func TestAttacks(t *testing.T) {
 	must(t, err)
 	run, err := e.adm.StartRun(ctx, admin.ByOperator, "alice/writer", tk.ID, "")
 	must(t, err)
+	must(t, e.adm.CreateProject(ctx, team.Project{Slug: "mobile-app", Name: "Mobile app"}))
 	// bob's token revoked: mint a fresh one for bob afterwards.
 	_, err = e.adm.RevokeAgentTokens(ctx, "bob/reviewer")
 	must(t, err)
@@ -529,6 +530,14 @@ func TestAttacks(t *testing.T) {
 		{"GET claim", "GET", runner.ClaimPath, e.alice, ``, 405},
 		{"PUT ack", "PUT", runner.AckPath, e.alice, `{}`, 405},
 		{"unknown path", "POST", "/runner/release", e.alice, `{}`, 404},
+		{"agent token on project", "POST", runner.ProjectPath, e.alice, `{"project":"website-v2"}`, 401},
+		{"no token on project", "POST", runner.ProjectPath, "", `{"project":"website-v2"}`, 401},
+		{"a project the run's agent is not in", "POST", runner.ProjectPath, run.RunToken, `{"project":"mobile-app"}`, 404},
+		{"a project that does not exist", "POST", runner.ProjectPath, run.RunToken, `{"project":"nowhere"}`, 404},
+		{"project not JSON", "POST", runner.ProjectPath, run.RunToken, `project=website-v2`, 400},
+		{"no project", "POST", runner.ProjectPath, run.RunToken, `{}`, 400},
+		{"oversized project", "POST", runner.ProjectPath, run.RunToken, `{"project":"` + strings.Repeat("p", 65) + `"}`, 400},
+		{"GET project", "GET", runner.ProjectPath, run.RunToken, ``, 405},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

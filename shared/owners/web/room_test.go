@@ -480,6 +480,50 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		}
 	})
 
+	t.Run("files held: Team Pulse says which files each agent holds, the task page who holds files for it", func(t *testing.T) {
+		e := newRoomEnv(t, newStore(t))
+		e.workingTask("tsk_held", "alice/writer", "bob/reviewer")
+		e.workingTask("tsk_other", "bob/reviewer", "alice/writer")
+		ctx := context.Background()
+		put := func(agent, taskID string, ago time.Duration, files ...string) {
+			t.Helper()
+			if err := e.store.PutPulse(ctx, pulse.Entry{AgentID: agent, Owner: strings.Split(agent, "/")[0], Project: "website-v2", Availability: "working",
+				Doing: "Editing", TaskID: &taskID, Files: files, UpdatedAt: e.clock.at.Add(-ago).Truncate(time.Millisecond)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		put("alice/writer", "tsk_held", 2*time.Minute, "src/app.ts", "app/[id]/<page>.tsx")
+		put("bob/reviewer", "tsk_other", time.Minute, "docs/review.md")
+		alice := e.signIn("alice")
+		if r := alice.get("/p/website-v2"); !regexp.MustCompile(`data-agent="alice/writer">[\s\S]*?<dt>Files held</dt><dd class="files"><code>src/app.ts</code>, <code>app/\[id\]/&lt;page&gt;.tsx</code></dd>`).MatchString(r.raw) {
+			t.Errorf("Team Pulse does not say alice/writer holds her files:\n%s", r.raw)
+		}
+		page := alice.get("/t/tsk_held")
+		if page.status != http.StatusOK {
+			t.Fatalf("task page = %d", page.status)
+		}
+		if !regexp.MustCompile(`<ul id="held"><li data-agent="alice/writer"><strong>alice/writer</strong>: <code>src/app.ts</code>, <code>app/\[id\]/&lt;page&gt;.tsx</code> <span class="muted small">reported <time[^>]*>2 min ago</time>`).MatchString(page.raw) {
+			t.Errorf("the task page does not show alice/writer's files:\n%s", page.raw)
+		}
+		if strings.Contains(page.raw, "docs/review.md") {
+			t.Error("the task page shows another task's files")
+		}
+		if other := alice.get("/t/tsk_other"); !strings.Contains(other.raw, `<li data-agent="bob/reviewer">`) || strings.Contains(other.raw, "src/app.ts") {
+			t.Errorf("tsk_other's holders:\n%s", other.raw)
+		}
+		// A stale pulse's files are released: Team Pulse says so, the task page leaves them out.
+		put("bob/reviewer", "tsk_held", 45*time.Minute, "src/stale.ts")
+		if r := alice.get("/p/website-v2"); !regexp.MustCompile(`data-agent="bob/reviewer">[\s\S]*?<dt>Files \(released\)</dt><dd class="files"><code>src/stale.ts</code>`).MatchString(r.raw) {
+			t.Errorf("Team Pulse does not say bob/reviewer's stale files are released:\n%s", r.raw)
+		}
+		if page := alice.get("/t/tsk_held"); strings.Contains(page.raw, "src/stale.ts") || !strings.Contains(page.raw, "src/app.ts") {
+			t.Errorf("the task page after bob's pulse went stale:\n%s", page.raw)
+		}
+		if none := alice.get("/t/tsk_other"); strings.Contains(none.raw, `id="held"`) {
+			t.Error("a task nobody holds files for shows the section")
+		}
+	})
+
 	t.Run("board: columns by state, cards, filters by agent and type", func(t *testing.T) {
 		e := newRoomEnv(t, newStore(t))
 		e.workingTask("tsk_b_working", "alice/writer", "bob/reviewer")

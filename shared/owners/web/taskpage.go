@@ -38,10 +38,19 @@ type taskView struct {
 	// Grants are the standing grants that can allow this task's calls: its
 	// exact-call grants and the pattern grants of its assignee.
 	Grants []grantView
+	// Holders are the agents whose live Team Pulse holds files for this task.
+	Holders     []holderView
 	// Runs are the task's runs with their model spend.
 	Runs        runsView
 	Notice      string
 	NoticeClass string
+}
+
+// holderView is an agent's live Team Pulse entry on a task: the files it holds.
+type holderView struct {
+	Agent   string
+	Files   []string
+	At, Ago string
 }
 
 // GrantList feeds the grant-list template.
@@ -181,6 +190,9 @@ func (h *Handler) taskViewOf(r *http.Request, me session.Session) (*taskView, in
 		v.Steps = append(v.Steps, pendingStep{stepView: viewStep(eff), ID: eff.ID, Owner: ownerOf(eff.Agent),
 			CanDecide: ownerOf(eff.Agent) == me.Owner && t.State.Open(), Grant: grantChoiceOf(eff)})
 	}
+	if v.Holders, err = h.holdersOf(r, p, t.ID, now); err != nil {
+		return nil, 0, err
+	}
 	grants, err := h.cfg.Store.ProjectGrants(r.Context(), t.Project)
 	if err != nil {
 		return nil, 0, err
@@ -203,6 +215,25 @@ func (h *Handler) taskViewOf(r *http.Request, me session.Session) (*taskView, in
 		v.Timeline = append(v.Timeline, te)
 	}
 	return v, http.StatusOK, nil
+}
+
+// holdersOf lists the agents whose live Team Pulse entry (within the
+// project's window) names the task and holds files: what their runners
+// claimed as they edited, or what they said.
+func (h *Handler) holdersOf(r *http.Request, p team.Project, taskID string, now time.Time) ([]holderView, error) {
+	entries, err := h.cfg.Store.Pulse(r.Context(), p.Slug)
+	if err != nil {
+		return nil, err
+	}
+	var out []holderView
+	for _, e := range entries {
+		if e.TaskID == nil || *e.TaskID != taskID || len(e.Files) == 0 || now.Sub(e.UpdatedAt) > p.StaleAfter() {
+			continue
+		}
+		out = append(out, holderView{Agent: e.AgentID, Files: e.Files, At: e.UpdatedAt.UTC().Format(time.RFC3339), Ago: ago(now, e.UpdatedAt)})
+	}
+	slices.SortFunc(out, func(a, b holderView) int { return strings.Compare(a.Agent, b.Agent) })
+	return out, nil
 }
 
 // decideOnTask is POST /t/{task}: the signed-in owner approves or refuses a

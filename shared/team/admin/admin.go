@@ -14,6 +14,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/auth/identity"
 	"github.com/useprickle/prickle/shared/domain/audit"
+	"github.com/useprickle/prickle/shared/domain/pulse"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/team"
@@ -48,8 +49,29 @@ func (a *Admin) CreateProject(ctx context.Context, p team.Project) error {
 	if p.StepDeadline == 0 {
 		p.StepDeadline = step.DefaultPendingDeadline
 	}
+	if _, err := pulse.Guard(p.FileGuard); err != nil {
+		return fmt.Errorf("create project %s: %w", p.Slug, err)
+	}
 	if err := a.Store.PutProject(ctx, p); err != nil {
 		return fmt.Errorf("create project %s: %w", p.Slug, err)
+	}
+	return nil
+}
+
+// SetFileGuard sets what runners do with an edit of a file another agent of
+// the project holds (pulse.Guards), keeping the project's other settings.
+func (a *Admin) SetFileGuard(ctx context.Context, slug, guard string) error {
+	g, err := pulse.Guard(guard)
+	if err != nil {
+		return fmt.Errorf("set file guard of %s: %w", slug, err)
+	}
+	p, err := a.Store.Project(ctx, slug)
+	if err != nil {
+		return fmt.Errorf("set file guard of %s: %w", slug, err)
+	}
+	p.FileGuard = g
+	if err := a.Store.PutProject(ctx, p); err != nil {
+		return fmt.Errorf("set file guard of %s: %w", slug, err)
 	}
 	return nil
 }
