@@ -95,7 +95,7 @@ func TestBothFrontsServeTheSameRoutes(t *testing.T) {
 		"POST /slack/interactivity": "SlackFunction",
 		"POST /runner/claim":        "RunnerFunction", "POST /runner/ack": "RunnerFunction",
 		"POST /runner/extend": "RunnerFunction", "POST /runner/ended": "RunnerFunction", "POST /runner/start": "RunnerFunction",
-		"POST /runner/project": "RunnerFunction",
+		"POST /runner/project":      "RunnerFunction",
 		"GET /.well-known/{proxy+}": "OauthFunction", "GET /oauth/{proxy+}": "OauthFunction",
 		"POST /oauth/{proxy+}": "OauthFunction", "OPTIONS /oauth/{proxy+}": "OauthFunction"}
 	got := map[string]string{}

@@ -39,7 +39,7 @@ type taskView struct {
 	// exact-call grants and the pattern grants of its assignee.
 	Grants []grantView
 	// Holders are the agents whose live Team Pulse holds files for this task.
-	Holders     []holderView
+	Holders []holderView
 	// Runs are the task's runs with their model spend.
 	Runs        runsView
 	Notice      string
