@@ -180,7 +180,7 @@ func (s *Stack) Measure(ctx context.Context, w io.Writer) error {
 	}
 	time.Sleep(200 * time.Millisecond)
 	inits := s.InitDurations()
-	fmt.Fprintln(w, "| function | binary (linux/arm64, stripped) | binary (this machine) | INIT duration (RIE) |")
+	fmt.Fprintln(w, "| function | binary (linux/arm64, stripped) | binary (native build, stripped) | INIT duration (RIE) |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|")
 	for _, f := range s.sorted() {
 		arm := "n/a"
