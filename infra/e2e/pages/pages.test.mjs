@@ -45,6 +45,9 @@ describe('pages: sign-in, Team Pulse, board, task page, tool reference', { skip:
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+    // alice/writer's pulse as the seed says it, whatever the suites before this one left there.
+    await accepted(tokens['alice/writer'], 'update_pulse', { project: PROJECT, availability: 'working', doing: 'Drafting the hero copy.',
+      task_id: 'example-task-id', branch: 'hero-copy', files: ['site/hero.md'], last_decision: 'Lead with coordination, not speed.' });
   });
   after(async () => { await browser?.close(); });
 
