@@ -96,11 +96,7 @@ func (n *Notifier) owner(ctx context.Context, e event.Event, name string) (team.
 }
 
 func (n *Notifier) stepRequested(ctx context.Context, e event.Event) error {
-	if e.Step == nil {
-		return fmt.Errorf("notify %s: the event carries no step", e.ID)
-	}
-	s := *e.Step
-	o, ok, err := n.owner(ctx, e, ownerOf(s.Agent))
+	s, o, ok, err := n.stepOwner(ctx, e)
 	if !ok {
 		return err
 	}
@@ -111,30 +107,18 @@ func (n *Notifier) stepRequested(ctx context.Context, e event.Event) error {
 }
 
 func (n *Notifier) stepSettled(ctx context.Context, e event.Event) error {
-	if e.Step == nil {
-		return fmt.Errorf("notify %s: the event carries no step", e.ID)
-	}
-	s := *e.Step
-	if e.Type == event.StepExpired {
-		s.Status = step.Expired
-	}
-	o, ok, err := n.owner(ctx, e, ownerOf(s.Agent))
+	s, o, ok, err := n.stepOwner(ctx, e)
 	if !ok {
 		return err
 	}
-	m := stepSettledMessage(s)
-	return errors.Join(
-		n.email(ctx, e, o, m),
-		n.updateSlack(ctx, e, o, s.TaskID, s.ID, m),
-	)
+	if e.Type == event.StepExpired {
+		s.Status = step.Expired
+	}
+	return n.settled(ctx, e, o, s.TaskID, s.ID, stepSettledMessage(s))
 }
 
 func (n *Notifier) approvalRequested(ctx context.Context, e event.Event) error {
-	if e.Task == nil {
-		return fmt.Errorf("notify %s: the event carries no task", e.ID)
-	}
-	t := *e.Task
-	o, ok, err := n.owner(ctx, e, ownerOf(t.Assignee))
+	t, o, ok, err := n.taskOwner(ctx, e)
 	if !ok {
 		return err
 	}
@@ -145,19 +129,39 @@ func (n *Notifier) approvalRequested(ctx context.Context, e event.Event) error {
 }
 
 func (n *Notifier) resultDecided(ctx context.Context, e event.Event) error {
-	if e.Task == nil {
-		return fmt.Errorf("notify %s: the event carries no task", e.ID)
-	}
-	t := *e.Task
-	o, ok, err := n.owner(ctx, e, ownerOf(t.Assignee))
+	t, o, ok, err := n.taskOwner(ctx, e)
 	if !ok {
 		return err
 	}
 	by := strings.TrimPrefix(e.Actor, "owner:")
-	m := resultSettledMessage(t, by, e.At)
+	return n.settled(ctx, e, o, t.ID, ResultSubject, resultSettledMessage(t, by, e.At))
+}
+
+// stepOwner is the event's step and the owner of its agent; ok is false
+// when there is nothing to send: err says why, or is nil for no such owner.
+func (n *Notifier) stepOwner(ctx context.Context, e event.Event) (step.Step, team.Owner, bool, error) {
+	if e.Step == nil {
+		return step.Step{}, team.Owner{}, false, fmt.Errorf("notify %s: the event carries no step", e.ID)
+	}
+	o, ok, err := n.owner(ctx, e, ownerOf(e.Step.Agent))
+	return *e.Step, o, ok, err
+}
+
+// taskOwner is the event's task and the owner of its assignee, as stepOwner.
+func (n *Notifier) taskOwner(ctx context.Context, e event.Event) (task.Task, team.Owner, bool, error) {
+	if e.Task == nil {
+		return task.Task{}, team.Owner{}, false, fmt.Errorf("notify %s: the event carries no task", e.ID)
+	}
+	o, ok, err := n.owner(ctx, e, ownerOf(e.Task.Assignee))
+	return *e.Task, o, ok, err
+}
+
+// settled tells the owner how a question was settled: by email, and by
+// editing the Slack message that asked it (kept under key and subject).
+func (n *Notifier) settled(ctx context.Context, e event.Event, o team.Owner, key, subject string, m message) error {
 	return errors.Join(
 		n.email(ctx, e, o, m),
-		n.updateSlack(ctx, e, o, t.ID, ResultSubject, m),
+		n.updateSlack(ctx, e, o, key, subject, m),
 	)
 }
 
