@@ -103,8 +103,10 @@ func Reference() string {
 		for _, p := range strings.Split(d.Description, "\n\n") {
 			fmt.Fprintf(&b, "%s\n\n", p)
 		}
-		if d.RunTokenNote != "" {
-			fmt.Fprintf(&b, "%s\n\n", d.RunTokenNote)
+		for _, note := range []string{d.RunTokenNote, d.PauseNote} {
+			if note != "" {
+				fmt.Fprintf(&b, "%s\n\n", note)
+			}
 		}
 		b.WriteString("| argument | type | required | constraints |\n|---|---|---|---|\n")
 		for _, f := range d.Fields {

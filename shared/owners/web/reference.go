@@ -25,6 +25,8 @@ type ToolDoc struct {
 	InputSchema, OutputSchema, Example string
 	// RunTokenNote says how the tool answers a run token, when that differs.
 	RunTokenNote string
+	// PauseNote says what a woken run does while its owner decides (request_step).
+	PauseNote string
 }
 
 // FieldDoc is one row of a tool's input table.
@@ -60,7 +62,7 @@ func toolDoc(t *catalog.Tool) (ToolDoc, error) {
 	d := ToolDoc{Name: m.Name, Title: m.Annotations.Title, Description: m.Description,
 		Writes: m.Annotations.ReadOnlyHint != nil && !*m.Annotations.ReadOnlyHint}
 	if t.Name == catalog.PermissionTool {
-		d.RunTokenNote = catalog.PermissionLayerNote
+		d.RunTokenNote, d.PauseNote = catalog.PermissionLayerNote, catalog.PauseNote
 	}
 	var err error
 	if d.InputSchema, err = indent(in); err != nil {

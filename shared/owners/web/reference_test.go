@@ -183,6 +183,9 @@ func TestReferenceOneTool(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(page, "With a run token") || !strings.Contains(page, "no structuredContent") {
 		t.Errorf("?tool=request_step = %d does not say how it answers a run token", status)
 	}
+	if !strings.Contains(page, catalog.PauseNote) {
+		t.Error("?tool=request_step does not say how a woken run pauses on the asked call and resumes")
+	}
 	status, page = fetch("?tool=nope")
 	if status != http.StatusNotFound || !strings.Contains(page, "0 matching tools") {
 		t.Errorf("?tool=nope = %d", status)
