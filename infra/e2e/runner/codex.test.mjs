@@ -264,12 +264,13 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     assert.equal(runLog(r, runId).filter((l) => l.msg === 'approval asked').length, 1);
     const { task } = await callTool(bob.client, 'get_task', { task_id: taskId });
     assert.equal(task.state, 'verifying');
-    assert.equal((await callTool(bob.client, 'review_result', { task_id: taskId, verdict: 'accept' })).task.state, 'completed');
-    // The owner's decision also woke the task (step_decided): that run resumes the thread and finds nothing to do.
+    // The owner's decision also woke the task (step_decided): that run resumes the thread and finds
+    // nothing to do. It comes before bob's review: a wake-up claimed once its task is closed starts no run.
     const again = await r.runEnded(taskId, 'step_decided');
     assert.equal(again.exit_code, 0);
     assert.ok(runLog(r, again.run).some((l) => l.msg === 'codex thread resumed'));
     assert.equal(linesOf(sideOf(taskId)), 1);
+    assert.equal((await callTool(bob.client, 'review_result', { task_id: taskId, verdict: 'accept' })).task.state, 'completed');
     // Each run reports its own tokens (the stand-in's 10 in and 10 out per reply), not the thread's
     // running total: together they are the thread's replies, once each.
     const usage = (id) => runLog(r, id).find((l) => l.msg === 'codex-run usage')?.usage;
