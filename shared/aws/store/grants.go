@@ -74,10 +74,7 @@ func (s *Store) PutGrant(ctx context.Context, g grant.Grant) error {
 	if err != nil {
 		return fmt.Errorf("put grant %s: %w", g.ID, err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.tables.Tasks), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
-	if err != nil {
+	if err := s.putNew(ctx, s.tables.Tasks, item); err != nil {
 		return writeError("put grant "+g.ID, err)
 	}
 	return nil

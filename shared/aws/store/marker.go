@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // putMarker puts a directory item only if no item has its key, the one
@@ -17,11 +18,7 @@ func (s *Store) putMarker(ctx context.Context, record any) (first bool, err erro
 	if err != nil {
 		return false, err
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.tables.Directory),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
+	err = s.putNew(ctx, s.tables.Directory, item)
 	if _, lost := failedCondition(err); lost {
 		return false, nil
 	}
@@ -29,4 +26,23 @@ func (s *Store) putMarker(ctx context.Context, record any) (first bool, err erro
 		return false, fmt.Errorf("put marker: %w", err)
 	}
 	return true, nil
+}
+
+// putNew puts an item only if no item has its key; a key taken fails the
+// condition (failedCondition). The item carries this put's own id (put_id),
+// so the SDK's retry of a put whose answer was lost finds its own item and
+// succeeds, never mistaken for a second put of that key.
+func (s *Store) putNew(ctx context.Context, table string, item map[string]types.AttributeValue) error {
+	put, err := newWriteID()
+	if err != nil {
+		return err
+	}
+	item["put_id"] = stringValue(put)
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(table),
+		Item:                      item,
+		ConditionExpression:       aws.String("attribute_not_exists(pk) OR put_id = :put"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":put": stringValue(put)},
+	})
+	return err
 }

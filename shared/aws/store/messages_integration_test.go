@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/useprickle/prickle/shared/auth/identity"
+	"github.com/useprickle/prickle/shared/auth/oauthgrant"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/aws/store/storetest"
 	"github.com/useprickle/prickle/shared/team"
@@ -159,5 +160,39 @@ func TestRetriedTokenPutThatLandedIsStillTheToken(t *testing.T) {
 	other.Agent = "bob/reviewer"
 	if err := st.PutToken(ctx, other); !errors.Is(err, team.ErrConflict) {
 		t.Errorf("another token with that hash = %v; want a conflict", err)
+	}
+}
+
+// A put of a new key (a marker, a registration) whose answer was lost and
+// which the SDK retried is still the first: the retry finds its own item,
+// not someone else's. A second put of that key is still refused.
+func TestRetriedNewKeyPutThatLandedIsStillFirst(t *testing.T) {
+	fx := storetest.New(t)
+	p := storetest.NewProxy(t)
+	st := p.Store(fx, func(o *dynamodb.Options) {
+		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(time.Second)
+	})
+	ctx := context.Background()
+	p.Inject(storetest.Rule{Fault: storetest.LostAnswer, Op: "PutItem", Times: 1})
+	first, err := st.FirstSlackRequest(ctx, "1733220000:v0=lost", base)
+	if err != nil || !first {
+		t.Fatalf("a Slack request whose marker landed, retried = %v, %v; want first", first, err)
+	}
+	if got := p.Injected()[storetest.LostAnswer]; got != 1 {
+		t.Fatalf("the proxy lost %d answers, want 1", got)
+	}
+	if again, err := st.FirstSlackRequest(ctx, "1733220000:v0=lost", base); err != nil || again {
+		t.Errorf("the same request again = %v, %v; want refused as a replay", again, err)
+	}
+
+	// Every put of a new key (here an OAuth client's registration) is the same mechanism.
+	c := oauthgrant.Client{ID: "cli_lost_answer", Name: "Lost answer", RedirectURIs: []string{"https://app.example/cb"},
+		Registration: oauthgrant.RegisteredDynamically, CreatedAt: base}
+	p.Inject(storetest.Rule{Fault: storetest.LostAnswer, Op: "PutItem", Times: 1})
+	if err := st.PutOAuthClient(ctx, c); err != nil {
+		t.Fatalf("a registration whose put landed, retried = %v; want it stored", err)
+	}
+	if err := st.PutOAuthClient(ctx, c); !errors.Is(err, team.ErrConflict) {
+		t.Errorf("the same client id again = %v; want a conflict", err)
 	}
 }

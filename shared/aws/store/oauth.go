@@ -50,9 +50,7 @@ func (s *Store) PutOAuthClient(ctx context.Context, c oauthgrant.Client) error {
 	if err != nil {
 		return fmt.Errorf("put OAuth client: %w", err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.tables.OAuth), Item: item,
-		ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	if err != nil {
+	if err := s.putNew(ctx, s.tables.OAuth, item); err != nil {
 		return writeError("put OAuth client", err)
 	}
 	return nil
@@ -219,8 +217,7 @@ func (s *Store) PutOAuthGrant(ctx context.Context, g oauthgrant.Grant) error {
 	if err != nil {
 		return fmt.Errorf("put OAuth grant: %w", err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.tables.OAuth), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	if err != nil {
+	if err := s.putNew(ctx, s.tables.OAuth, item); err != nil {
 		return writeError("put OAuth grant", err)
 	}
 	return nil
