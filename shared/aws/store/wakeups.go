@@ -109,7 +109,8 @@ func (s *Store) ClaimableWakeups(ctx context.Context, agent string, now time.Tim
 }
 
 // ClaimWakeup takes one wake-up for the claim whose hash is given, in one
-// conditional write: it must still be claimable at now, and becomes
+// conditional write: it must still be claimable at now (or already be this
+// claim's: the SDK's retry of a claim whose answer was lost), and becomes
 // invisible until until. False means another claim got it first (or it was
 // acknowledged meanwhile). prev is the run an earlier claim of it started
 // (zero for a first claim): that run is over.
@@ -118,7 +119,7 @@ func (s *Store) ClaimWakeup(ctx context.Context, agent, id, claimHash string, no
 		TableName:           aws.String(s.tables.Wakeups),
 		Key:                 s.wakeupKey(agent, id),
 		UpdateExpression:    aws.String("SET claim_hash = :h, visible_at = :until ADD claims :one REMOVE run_id, run_hash"),
-		ConditionExpression: aws.String("attribute_exists(wakeup_id) AND visible_at <= :now AND attribute_not_exists(done_at)"),
+		ConditionExpression: aws.String("attribute_exists(wakeup_id) AND attribute_not_exists(done_at) AND (visible_at <= :now OR claim_hash = :h)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":h": stringValue(claimHash), ":until": numberValue(until.UnixMilli()), ":now": numberValue(now.UnixMilli()), ":one": numberValue(1),
 		},

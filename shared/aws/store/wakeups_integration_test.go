@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/useprickle/prickle/shared/aws/store/storetest"
 	"github.com/useprickle/prickle/shared/domain/wakeup"
 	"github.com/useprickle/prickle/shared/jobs/wake"
 	"github.com/useprickle/prickle/shared/team"
@@ -83,5 +87,34 @@ func TestPendingWakeups(t *testing.T) {
 	// A day after it was stored it is no longer claimable, TTL or not.
 	if late, _ := fx.store.ClaimableWakeups(ctx, "alice/writer", now.Add(wakeup.PendingRetention), 10); len(late) != 0 {
 		t.Errorf("claimable after its retention: %+v", late)
+	}
+}
+
+// A claim of a wake-up whose answer was lost and which the SDK retried is
+// still won by that claim (its own hash), not lost to itself until the
+// visibility ends; another claim still loses.
+func TestRetriedWakeupClaimThatLandedIsStillWon(t *testing.T) {
+	fx := storetest.New(t)
+	p := storetest.NewProxy(t)
+	st := p.Store(fx, func(o *dynamodb.Options) {
+		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(time.Second)
+	})
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	w := wakeup.Pending{ID: wakeup.PendingID("Task Routed:tsk_lost:1", "alice/writer", now), Agent: "alice/writer", TaskID: "tsk_lost",
+		Reason: wake.ReasonTaskRouted, EventID: "Task Routed:tsk_lost:1", CreatedAt: now}
+	if err := st.PutPendingWakeup(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	until := now.Add(wakeup.DefaultVisibility)
+	p.Inject(storetest.Rule{Fault: storetest.LostAnswer, Op: "UpdateItem", Times: 1})
+	if won, _, err := st.ClaimWakeup(ctx, "alice/writer", w.ID, wakeup.ClaimHash("wkc_lost"), now, until); err != nil || !won {
+		t.Fatalf("a claim that landed, retried = %v, %v; want won", won, err)
+	}
+	if got := p.Injected()[storetest.LostAnswer]; got != 1 {
+		t.Fatalf("the proxy lost %d answers, want 1", got)
+	}
+	if won, _, err := st.ClaimWakeup(ctx, "alice/writer", w.ID, wakeup.ClaimHash("wkc_other"), now, until); err != nil || won {
+		t.Errorf("another claim while it is invisible = %v, %v; want lost", won, err)
 	}
 }
