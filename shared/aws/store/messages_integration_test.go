@@ -17,6 +17,7 @@ import (
 	"github.com/useprickle/prickle/shared/auth/oauthgrant"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/aws/store/storetest"
+	"github.com/useprickle/prickle/shared/domain/modelspend"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -194,5 +195,34 @@ func TestRetriedNewKeyPutThatLandedIsStillFirst(t *testing.T) {
 	}
 	if err := st.PutOAuthClient(ctx, c); !errors.Is(err, team.ErrConflict) {
 		t.Errorf("the same client id again = %v; want a conflict", err)
+	}
+}
+
+// The day's cap ask and decision, each made once, stay made once when the
+// SDK retries them after a lost answer: the retry is still the first.
+func TestRetriedCapAskAndDecisionThatLandedAreStillFirst(t *testing.T) {
+	fx := storetest.New(t)
+	p := storetest.NewProxy(t)
+	st := p.Store(fx, func(o *dynamodb.Options) {
+		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(time.Second)
+	})
+	ctx := context.Background()
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	p.Inject(storetest.Rule{Fault: storetest.LostAnswer, Op: "UpdateItem", Times: 1})
+	if first, err := st.MarkCapAsked(ctx, "alice/writer", "2026-12-01", at); err != nil || !first {
+		t.Fatalf("an ask whose mark landed, retried = %v, %v; want first", first, err)
+	}
+	if again, err := st.MarkCapAsked(ctx, "alice/writer", "2026-12-01", at); err != nil || again {
+		t.Errorf("a second ask the same day = %v, %v; want not first", again, err)
+	}
+	p.Inject(storetest.Rule{Fault: storetest.LostAnswer, Op: "UpdateItem", Times: 1})
+	if err := st.DecideCap(ctx, "alice/writer", "2026-12-01", modelspend.Raised, "alice", at, 40_000_000); err != nil {
+		t.Fatalf("a decision that landed, retried = %v; want it recorded", err)
+	}
+	if got := p.Injected()[storetest.LostAnswer]; got != 2 {
+		t.Fatalf("the proxy lost %d answers, want 2", got)
+	}
+	if err := st.DecideCap(ctx, "alice/writer", "2026-12-01", modelspend.Left, "alice", at, 0); !errors.Is(err, team.ErrConflict) {
+		t.Errorf("a second decision = %v; want a conflict", err)
 	}
 }

@@ -251,19 +251,25 @@ func (s *Store) PutModelCap(ctx context.Context, c modelspend.Cap) error {
 
 // MarkCapAsked records, once per agent per day, that the owner is being
 // asked about the cap: false (and nothing written) when they were already.
+// The mark carries its own id (write_id), so the SDK's retry of a mark whose
+// answer was lost is still the first.
 func (s *Store) MarkCapAsked(ctx context.Context, agent, day string, at time.Time) (bool, error) {
 	ttl, err := dayTTL(day)
 	if err != nil {
 		return false, err
 	}
+	id, err := newWriteID()
+	if err != nil {
+		return false, fmt.Errorf("mark the cap of %s asked on %s: %w", agent, day, err)
+	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(s.tables.Tasks),
 		Key:                      modelSpendKey(agent, daySK(day)),
-		UpdateExpression:         aws.String("SET #asked = :at, #agent = :a, #period = :d, #ttl = :ttl"),
-		ConditionExpression:      aws.String("attribute_not_exists(#asked)"),
-		ExpressionAttributeNames: names("asked:asked_at", "agent", "period", "ttl"),
+		UpdateExpression:         aws.String("SET #asked = :at, #write = :id, #agent = :a, #period = :d, #ttl = :ttl"),
+		ConditionExpression:      aws.String("attribute_not_exists(#asked) OR #write = :id"),
+		ExpressionAttributeNames: names("asked:asked_at", "write:write_id", "agent", "period", "ttl"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":at": stringValue(at.UTC().Format(time.RFC3339Nano)), ":a": stringValue(agent), ":d": stringValue(day), ":ttl": numberValue(ttl),
+			":at": stringValue(at.UTC().Format(time.RFC3339Nano)), ":id": stringValue(id), ":a": stringValue(agent), ":d": stringValue(day), ":ttl": numberValue(ttl),
 		},
 	})
 	if _, lost := failedCondition(err); lost {
@@ -296,20 +302,25 @@ func (s *Store) UnmarkCapAsked(ctx context.Context, agent, day string, at time.T
 }
 
 // DecideCap records the owner's decision on the day's cap, once: raised
-// sets the day's cap to raisedTo. A day already decided is team.ErrConflict.
+// sets the day's cap to raisedTo. A day already decided is team.ErrConflict;
+// the SDK's retry of this decision after a lost answer is not (decision_id).
 func (s *Store) DecideCap(ctx context.Context, agent, day, decision, by string, at time.Time, raisedTo budget.Micros) error {
 	ttl, err := dayTTL(day)
 	if err != nil {
 		return err
 	}
+	id, err := newWriteID()
+	if err != nil {
+		return fmt.Errorf("decide the cap of %s on %s: %w", agent, day, err)
+	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(s.tables.Tasks),
 		Key:                      modelSpendKey(agent, daySK(day)),
-		UpdateExpression:         aws.String("SET #decision = :d, #by = :by, #at = :at, #raised = :r, #agent = :a, #period = :p, #ttl = :ttl"),
-		ConditionExpression:      aws.String("attribute_not_exists(#decision)"),
-		ExpressionAttributeNames: names("decision", "by:decided_by", "at:decided_at", "raised:raised_to", "agent", "period", "ttl"),
+		UpdateExpression:         aws.String("SET #decision = :d, #did = :id, #by = :by, #at = :at, #raised = :r, #agent = :a, #period = :p, #ttl = :ttl"),
+		ConditionExpression:      aws.String("attribute_not_exists(#decision) OR #did = :id"),
+		ExpressionAttributeNames: names("decision", "did:decision_id", "by:decided_by", "at:decided_at", "raised:raised_to", "agent", "period", "ttl"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":d": stringValue(decision), ":by": stringValue(by), ":at": stringValue(at.UTC().Format(time.RFC3339Nano)),
+			":d": stringValue(decision), ":id": stringValue(id), ":by": stringValue(by), ":at": stringValue(at.UTC().Format(time.RFC3339Nano)),
 			":r": numberValue(int64(raisedTo)), ":a": stringValue(agent), ":p": stringValue(day), ":ttl": numberValue(ttl),
 		},
 	})
