@@ -1,19 +1,19 @@
 # Prickle: `make local` runs the whole stack on this machine; `make test` runs every test.
-# Everything it needs is installed into the project (.venv, .tools, infra/e2e/node_modules).
+# Everything it needs is installed into the project (.venv, .tools, infra/dev/e2e/node_modules).
 
 SHELL := /bin/bash
 VENV  := .venv
 PY    := $(VENV)/bin/python
 TOOLS := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
-E2E_NODE := infra/e2e/node_modules/.package-lock.json
+E2E_NODE := infra/dev/e2e/node_modules/.package-lock.json
 
 .PHONY: local test lint unit fuzz integration e2e deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure load sam-local e2e-sam docs
 
 ## local: start the emulator, create tables from template.yaml, seed website-v2, serve /mcp on 127.0.0.1:$${PORT:-3000}
-## (installs only the emulator into .venv: infra/requirements-local.txt)
+## (installs only the emulator into .venv: infra/dev/requirements-local.txt)
 local: venv-local
-	go run ./infra/local
+	go run ./infra/dev/local
 
 ## test: lint, unit (incl. the least-privilege test of template.yaml), the fuzz targets for a bounded time,
 ## store integration against the emulator, e2e through the official MCP clients and the conformance suite,
@@ -35,19 +35,19 @@ VENV_FLAGS = $(if $(HOST_PIP),--without-pip)
 PIP = $(if $(HOST_PIP),python3 -m pip --python $(PY),$(PY) -m pip)
 
 venv-local: $(VENV)/.installed-local
-$(VENV)/.installed-local: infra/requirements-local.txt
+$(VENV)/.installed-local: infra/dev/requirements-local.txt
 	python3 -m venv $(VENV_FLAGS) $(VENV)
-	$(PIP) install --quiet --disable-pip-version-check -r infra/requirements-local.txt
+	$(PIP) install --quiet --disable-pip-version-check -r infra/dev/requirements-local.txt
 	touch $@
 
 venv: $(VENV)/.installed
-$(VENV)/.installed: infra/requirements.txt $(VENV)/.installed-local
-	$(PIP) install --quiet --disable-pip-version-check -r infra/requirements.txt
+$(VENV)/.installed: infra/dev/requirements.txt $(VENV)/.installed-local
+	$(PIP) install --quiet --disable-pip-version-check -r infra/dev/requirements.txt
 	touch $@
 
 node: $(E2E_NODE)
-$(E2E_NODE): infra/e2e/package.json infra/e2e/package-lock.json
-	cd infra/e2e && npm ci --no-audit --no-fund --loglevel=error
+$(E2E_NODE): infra/dev/e2e/package.json infra/dev/e2e/package-lock.json
+	cd infra/dev/e2e && npm ci --no-audit --no-fund --loglevel=error
 
 tools: $(TOOLS)/staticcheck
 $(TOOLS)/staticcheck:
@@ -77,23 +77,23 @@ fuzz:
 		go test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}"; \
 	done
 
-## integration: the emulator's patches against moto itself (infra/moto/test_fastpaths.py), its stop
+## integration: the emulator's patches against moto itself (infra/dev/emulator/test_fastpaths.py), its stop
 ## (test_launcher_stop.py), then the store and stack against the emulator
 integration: venv-local
-	$(PY) -m unittest discover -s infra/moto -p 'test_*.py'
-	infra/moto/with-emulator.sh go test -count=1 -timeout 20m -tags integration ./...
+	$(PY) -m unittest discover -s infra/dev/emulator -p 'test_*.py'
+	infra/dev/emulator/with-emulator.sh go test -count=1 -timeout 20m -tags integration ./...
 
 e2e: venv node
-	infra/e2e/run.sh
+	infra/dev/e2e/run.sh
 
 ## load: the short load run: 20 agents for 20 s against a local stack of its own; fails on any
-## invariant violation or unexpected answer (the long run: go run ./infra/load -agents 200 -duration 5m)
+## invariant violation or unexpected answer (the long run: go run ./infra/dev/load -agents 200 -duration 5m)
 LOAD_FLAGS ?= -agents 20 -duration 20s
 load: venv-local
-	go run ./infra/load -start $(LOAD_FLAGS)
+	go run ./infra/dev/load -start $(LOAD_FLAGS)
 
 clean:
-	rm -rf $(VENV) .tools .prickle artifacts infra/e2e/node_modules
+	rm -rf $(VENV) .tools .prickle artifacts infra/dev/e2e/node_modules
 
 # ---- Lambda builds (sam build: BuildMethod makefile, CodeUri is the repo root) ----
 # `sam build` runs `make build-<LogicalId>` with ARTIFACTS_DIR set; each target
@@ -121,8 +121,8 @@ build-WebFunction: ; $(call lambda-build,web)
 build-OauthFunction: ; $(call lambda-build,oauth)
 build-SlackFunction: ; $(call lambda-build,slack)
 build-NotifyFunction: ; $(call lambda-build,notify)
-build-WakeFunction: ; $(call lambda-build,wake)
-build-RunnerFunction: ; $(call lambda-build,runner)
+build-WakeupFunction: ; $(call lambda-build,wakeup)
+build-RunnerApiFunction: ; $(call lambda-build,runner-api)
 build-RouteFunction: ; $(call lambda-build,route)
 build-StepExpiryFunction: ; $(call lambda-build,step-expiry)
 build-TaskEventsFunction: ; $(call lambda-build,task-events)
@@ -160,29 +160,29 @@ $(TOOLS)/aws-lambda-rie:
 ## scenarios in both gateway modes (REST: the header router; HTTP API: payload 2.0 events, every tool
 ## call through mcp); every events/ sample replayed
 e2e-rie: venv node rie
-	go vet -tags rie ./infra/rie/
-	go run ./infra/rie -e2e
-	go run ./infra/rie -e2e -gateway http
-	go test -count=1 -tags rie ./infra/rie/
+	go vet -tags rie ./infra/dev/rie/
+	go run ./infra/dev/rie -e2e
+	go run ./infra/dev/rie -e2e -gateway http
+	go test -count=1 -tags rie ./infra/dev/rie/
 
 ## sam-local: Prickle the SAM way (docs/sam-local.md; needs Docker): the offline base
 ## image, sam build for x86_64, the emulator (unless PRICKLE_DYNAMODB_ENDPOINT names one), tables and
 ## seed, the env-vars file, then sam local start-api (/mcp) and start-lambda (mcp's tool calls) with
 ## warm containers; files in .prickle/sam-local
 sam-local: venv
-	infra/samlocal/base-image.sh
-	go run ./infra/rie -sam
+	infra/dev/samlocal/base-image.sh
+	go run ./infra/dev/rie -sam
 
 ## e2e-sam: every events/ sample through sam local invoke, and sam local start-api serving the
 ## TypeScript scenario and claude mcp add (skipped without Docker, failed in CI)
 e2e-sam: venv node
-	infra/samlocal/e2e.sh
+	infra/dev/samlocal/e2e.sh
 
 ## docs: the parts of the docs the tool catalog decides (README's tool table, docs/tools.md's reference);
-## go test ./infra/tooldocs fails when they are stale
+## go test ./infra/dev/docgen fails when they are stale
 docs:
-	go run ./infra/tooldocs
+	go run ./infra/dev/docgen
 
 ## measure: binary sizes and RIE init durations, as the markdown table of docs/measurements.md
 measure: venv rie
-	infra/measure/measure.sh
+	infra/dev/measure/measure.sh

@@ -1,6 +1,6 @@
 // Command accept_task is the Lambda function of the accept_task tool (team.Service.AcceptTask), reached by `Mcp-Name: accept_task`.
 package main
 
-import "github.com/useprickle/prickle/shared/mcp/lambda"
+import "github.com/useprickle/prickle/shared/mcp/lambdamcp"
 
-func main() { lambda.StartMCP("accept_task") }
+func main() { lambdamcp.StartMCP("accept_task") }

@@ -1,6 +1,6 @@
 // Command cancel_task is the Lambda function of the cancel_task tool (team.Service.CancelTask), reached by `Mcp-Name: cancel_task`.
 package main
 
-import "github.com/useprickle/prickle/shared/mcp/lambda"
+import "github.com/useprickle/prickle/shared/mcp/lambdamcp"
 
-func main() { lambda.StartMCP("cancel_task") }
+func main() { lambdamcp.StartMCP("cancel_task") }

@@ -10,8 +10,8 @@ import (
 	"net/http"
 
 	"github.com/useprickle/prickle/shared/auth/session"
-	"github.com/useprickle/prickle/shared/aws/config"
 	"github.com/useprickle/prickle/shared/aws/lambdahttp"
+	"github.com/useprickle/prickle/shared/aws/settings"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/owners/oauth"
 )
@@ -19,12 +19,12 @@ import (
 func main() { lambdahttp.Run(build) }
 
 func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
-	base := config.PublicBaseURL(config.OS)
+	base := settings.PublicBaseURL(settings.OS)
 	if base == "" {
 		log.Warn("OAuth is off: set the PublicBaseUrl or DomainName parameter")
 		return http.NotFoundHandler(), nil
 	}
-	signer, err := config.Signer(ctx, config.OS, &config.LazySSM{})
+	signer, err := settings.Signer(ctx, settings.OS, &settings.LazySSM{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,6 @@
 // Command save_checkpoint is the Lambda function of the save_checkpoint tool (team.Service.SaveCheckpoint), reached by `Mcp-Name: save_checkpoint`.
 package main
 
-import "github.com/useprickle/prickle/shared/mcp/lambda"
+import "github.com/useprickle/prickle/shared/mcp/lambdamcp"
 
-func main() { lambda.StartMCP("save_checkpoint") }
+func main() { lambdamcp.StartMCP("save_checkpoint") }

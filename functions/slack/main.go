@@ -14,20 +14,19 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/aws/bus"
-	"github.com/useprickle/prickle/shared/aws/config"
 	"github.com/useprickle/prickle/shared/aws/lambdahttp"
-	"github.com/useprickle/prickle/shared/aws/notify/slackapi"
+	"github.com/useprickle/prickle/shared/aws/settings"
+	"github.com/useprickle/prickle/shared/aws/slackapi"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/owners/slack"
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/team/spendcap"
 )
 
 func main() { lambdahttp.Run(build) }
 
 func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
-	params := &config.LazySSM{}
-	secret, err := config.SlackSigningSecret(ctx, config.OS, params)
+	params := &settings.LazySSM{}
+	secret, err := settings.SlackSigningSecret(ctx, settings.OS, params)
 	if err != nil {
 		return nil, err
 	}
@@ -35,11 +34,11 @@ func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 		log.Info("no Slack signing secret: /slack/interactivity answers 404")
 		return slack.New(slack.Config{Log: log}), nil
 	}
-	signer, err := config.Signer(ctx, config.OS, params)
+	signer, err := settings.Signer(ctx, settings.OS, params)
 	if err != nil {
 		return nil, err
 	}
-	token, err := config.SlackBotToken(ctx, config.OS, params)
+	token, err := settings.SlackBotToken(ctx, settings.OS, params)
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +51,6 @@ func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	svc := team.New(st)
 	svc.Events = bus.FromEnv()
 	return slack.New(slack.Config{
-		Secret: []byte(secret), Replays: st, Signer: signer, Owners: st, Steps: st, Decider: svc, Caps: spendcap.New(st, svc.Events, log), Slack: api, Log: log,
+		Secret: []byte(secret), Replays: st, Signer: signer, Owners: st, Steps: st, Decider: svc, Caps: team.NewModelSpend(st, svc.Events, log), Slack: api, Log: log,
 	}), nil
 }

@@ -9,23 +9,22 @@ import (
 	"net/http"
 
 	"github.com/useprickle/prickle/shared/aws/bus"
-	"github.com/useprickle/prickle/shared/aws/config"
 	"github.com/useprickle/prickle/shared/aws/lambdahttp"
+	"github.com/useprickle/prickle/shared/aws/settings"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/owners/web"
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/team/spendcap"
 )
 
 func main() { lambdahttp.Run(build) }
 
 func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
-	signer, err := config.Signer(ctx, config.OS, &config.LazySSM{})
+	signer, err := settings.Signer(ctx, settings.OS, &settings.LazySSM{})
 	if err != nil {
 		return nil, err
 	}
 	st := store.FromEnv()
 	svc := team.New(st)
 	svc.Events = bus.FromEnv()
-	return web.New(web.Config{Service: svc, Spend: spendcap.New(st, svc.Events, log), Store: st, Signer: signer, BaseURL: config.PublicBaseURL(config.OS), ImageHosts: config.ImageHosts(config.OS), Log: log}), nil
+	return web.New(web.Config{Service: svc, Spend: team.NewModelSpend(st, svc.Events, log), Store: st, Signer: signer, BaseURL: settings.PublicBaseURL(settings.OS), ImageHosts: settings.ImageHosts(settings.OS), Log: log}), nil
 }

@@ -20,7 +20,7 @@ const (
 	KindStep   = "step"
 	KindResult = "result"
 	// KindCap decides on an agent's daily model-spend cap reached: raise it
-	// for the day, or leave it (shared/team/spendcap).
+	// for the day, or leave it (shared/team/modelspend.go).
 	KindCap = "cap"
 )
 

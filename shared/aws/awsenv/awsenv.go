@@ -4,7 +4,7 @@
 // instance metadata service, so they do not link the SDK's full credential
 // chain (about 1.6 MB of every binary, and work at every cold start).
 // Operator tools (the admin CLI, the local stack) use the full chain through
-// infra/dynamo.Client instead.
+// infra/cmd/prickle-admin/dynamo.Client instead.
 package awsenv
 
 import (

@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/useprickle/prickle/shared/domain/event"
-	"github.com/useprickle/prickle/shared/kit/pause"
+	"github.com/useprickle/prickle/shared/kit/wait"
 )
 
 // PutEventsAPI is the one call the EventBridge publisher makes, so tests
@@ -63,7 +63,7 @@ var _ event.Publisher = (*EventBridge)(nil)
 
 // NewEventBridge builds the publisher with the default retry bound and real sleeps.
 func NewEventBridge(api PutEventsAPI, busName string) *EventBridge {
-	return &EventBridge{API: api, BusName: busName, MaxAttempts: 5, Backoff: 100 * time.Millisecond, Sleep: pause.For}
+	return &EventBridge{API: api, BusName: busName, MaxAttempts: 5, Backoff: 100 * time.Millisecond, Sleep: wait.For}
 }
 
 // entry is one event ready for PutEvents.
@@ -165,7 +165,7 @@ func (b *EventBridge) putBatch(ctx context.Context, pending []entry) error {
 	}
 	sleep := b.Sleep
 	if sleep == nil {
-		sleep = pause.For
+		sleep = wait.For
 	}
 	wait := b.Backoff
 	var last error

@@ -158,7 +158,7 @@ func TestDecisionDeliveredExactlyOnceDespiteAFailedPutEvents(t *testing.T) {
 				_, _ = eb.DeleteEventBus(context.Background(), &eventbridge.DeleteEventBusInput{Name: aws.String(busName)})
 			})
 			queues := map[string]string{
-				"WakeFunction":   ruleToQueue(t, eb, q, busName, "wake", event.TaskRouted, event.StepDecided),
+				"WakeupFunction": ruleToQueue(t, eb, q, busName, "wake", event.TaskRouted, event.StepDecided),
 				"NotifyFunction": ruleToQueue(t, eb, q, busName, "notify", event.StepRequested, event.StepDecided),
 			}
 
@@ -186,7 +186,7 @@ func TestDecisionDeliveredExactlyOnceDespiteAFailedPutEvents(t *testing.T) {
 					}
 				}
 			}
-			want := map[string]int{"WakeFunction " + decided.ID: 1, "NotifyFunction " + decided.ID: 1, "WakeFunction " + routed.ID: 1}
+			want := map[string]int{"WakeupFunction " + decided.ID: 1, "NotifyFunction " + decided.ID: 1, "WakeupFunction " + routed.ID: 1}
 			for k, n := range want {
 				if h.runs[k] != n {
 					t.Errorf("%s handled %d times, want %d", k, h.runs[k], n)
@@ -196,8 +196,8 @@ func TestDecisionDeliveredExactlyOnceDespiteAFailedPutEvents(t *testing.T) {
 				t.Errorf("handled %v, want exactly %v", h.runs, want)
 			}
 			t.Logf("fault %q: the bus carried %v messages; the targets acted %v", fault, carried, h.runs)
-			if fault == "after" && carried["WakeFunction"] < 3 {
-				t.Errorf("the ambiguous failure should have made EventBridge carry duplicates (wake got %d), or this test proves nothing", carried["WakeFunction"])
+			if fault == "after" && carried["WakeupFunction"] < 3 {
+				t.Errorf("the ambiguous failure should have made EventBridge carry duplicates (wake got %d), or this test proves nothing", carried["WakeupFunction"])
 			}
 		})
 	}

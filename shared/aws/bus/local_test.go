@@ -41,7 +41,7 @@ func (tr *trace) handler(name string) event.Handler {
 func TestLocalRoutesAsTheTemplateSays(t *testing.T) {
 	tr := &trace{}
 	l, err := NewLocal(templateRules(t), map[string]event.Handler{
-		"NotifyFunction": tr.handler("notify"), "WakeFunction": tr.handler("wake"), "RouteFunction": tr.handler("route"),
+		"NotifyFunction": tr.handler("notify"), "WakeupFunction": tr.handler("wake"), "RouteFunction": tr.handler("route"),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -57,18 +57,18 @@ func TestLocalRoutesAsTheTemplateSays(t *testing.T) {
 	if got := strings.Join(tr.lines, "|"); got != want {
 		t.Errorf("deliveries = %s\nwant         %s", got, want)
 	}
-	if got := fmt.Sprint(l.Targets(event.StepDecided)); got != "[NotifyFunction WakeFunction]" {
+	if got := fmt.Sprint(l.Targets(event.StepDecided)); got != "[NotifyFunction WakeupFunction]" {
 		t.Errorf("Step Decided targets = %s", got)
 	}
 }
 
 func TestLocalRefusesDriftFromTheTemplate(t *testing.T) {
 	noop := func(context.Context, event.Event) error { return nil }
-	_, err := NewLocal(templateRules(t), map[string]event.Handler{"NotifyFunction": noop, "WakeFunction": noop})
+	_, err := NewLocal(templateRules(t), map[string]event.Handler{"NotifyFunction": noop, "WakeupFunction": noop})
 	if err == nil || !strings.Contains(err.Error(), "RouteFunction") {
 		t.Errorf("missing handler: err = %v, want one naming RouteFunction", err)
 	}
-	_, err = NewLocal(templateRules(t), map[string]event.Handler{"NotifyFunction": noop, "WakeFunction": noop, "RouteFunction": noop, "Typo": noop})
+	_, err = NewLocal(templateRules(t), map[string]event.Handler{"NotifyFunction": noop, "WakeupFunction": noop, "RouteFunction": noop, "Typo": noop})
 	if err == nil || !strings.Contains(err.Error(), "Typo") {
 		t.Errorf("unknown handler: err = %v, want one naming Typo", err)
 	}

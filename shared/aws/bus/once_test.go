@@ -81,7 +81,7 @@ var decided = event.Event{ID: "Step Decided:t1:s1:approved", Type: event.StepDec
 
 func TestOnceRunsADuplicateOnce(t *testing.T) {
 	d, c := newMemDeduper(), &counter{}
-	h := Once("WakeFunction", d, c.handle)
+	h := Once("WakeupFunction", d, c.handle)
 	for range 3 {
 		if err := h(context.Background(), decided); err != nil {
 			t.Fatal(err)
@@ -94,7 +94,7 @@ func TestOnceRunsADuplicateOnce(t *testing.T) {
 
 func TestOnceIsPerTarget(t *testing.T) {
 	d, wake, notify := newMemDeduper(), &counter{}, &counter{}
-	hw, hn := Once("WakeFunction", d, wake.handle), Once("NotifyFunction", d, notify.handle)
+	hw, hn := Once("WakeupFunction", d, wake.handle), Once("NotifyFunction", d, notify.handle)
 	for range 2 {
 		_ = hw(context.Background(), decided)
 		_ = hn(context.Background(), decided)
@@ -106,7 +106,7 @@ func TestOnceIsPerTarget(t *testing.T) {
 
 func TestOnceLosesNothingWhenTheHandlerFails(t *testing.T) {
 	d, c := newMemDeduper(), &counter{fail: errors.New("wake URL down")}
-	h := Once("WakeFunction", d, c.handle)
+	h := Once("WakeupFunction", d, c.handle)
 	if err := h(context.Background(), decided); err == nil {
 		t.Fatal("a failed handler was reported as done")
 	}
@@ -127,7 +127,7 @@ func TestOnceDefersADuplicateWhileTheFirstRuns(t *testing.T) {
 	inner := &counter{}
 	var h event.Handler
 	var innerErr error
-	h = Once("WakeFunction", d, func(ctx context.Context, e event.Event) error {
+	h = Once("WakeupFunction", d, func(ctx context.Context, e event.Event) error {
 		if inner.runs[e.ID] == 0 {
 			_ = inner.handle(ctx, e)
 			innerErr = h(ctx, e) // the same event delivered again meanwhile
@@ -146,11 +146,11 @@ func TestOnceTakesOverALapsedClaim(t *testing.T) {
 	d, c := newMemDeduper(), &counter{}
 	start := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 	// A delivery claimed the event and crashed: no Finish, no Release.
-	if ok, _, _ := d.Claim(context.Background(), "WakeFunction", decided.ID, "crashed", start, start.Add(Lease)); !ok {
+	if ok, _, _ := d.Claim(context.Background(), "WakeupFunction", decided.ID, "crashed", start, start.Add(Lease)); !ok {
 		t.Fatal("setup claim failed")
 	}
 	now := start.Add(time.Minute)
-	h := OnceAt("WakeFunction", d, c.handle, func() time.Time { return now })
+	h := OnceAt("WakeupFunction", d, c.handle, func() time.Time { return now })
 	if err := h(context.Background(), decided); !errors.Is(err, ErrInProgress) {
 		t.Fatalf("within the lease: err = %v, want ErrInProgress", err)
 	}
@@ -166,13 +166,13 @@ func TestOnceTakesOverALapsedClaim(t *testing.T) {
 func TestOnceSucceedsWhenOnlyFinishFails(t *testing.T) {
 	d, c := newMemDeduper(), &counter{}
 	d.failFinish = true
-	if err := Once("WakeFunction", d, c.handle)(context.Background(), decided); err != nil {
+	if err := Once("WakeupFunction", d, c.handle)(context.Background(), decided); err != nil {
 		t.Fatalf("err = %v; the handler's work is done, so the delivery succeeded", err)
 	}
 }
 
 func TestOnceRefusesAnEventWithoutID(t *testing.T) {
-	if err := Once("WakeFunction", newMemDeduper(), (&counter{}).handle)(context.Background(), event.Event{Type: event.TaskRouted}); err == nil {
+	if err := Once("WakeupFunction", newMemDeduper(), (&counter{}).handle)(context.Background(), event.Event{Type: event.TaskRouted}); err == nil {
 		t.Fatal("an event without id was handled")
 	}
 }

@@ -25,9 +25,9 @@ func emulator(t *testing.T) *dynamodb.Client {
 	endpoint := os.Getenv(endpointEnv)
 	if endpoint == "" {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set, and CI is: integration tests must run in CI. Start the emulator (.venv/bin/python infra/moto/launcher.py --port 4599) and set %s=http://127.0.0.1:4599", endpointEnv, endpointEnv)
+			t.Fatalf("%s is not set, and CI is: integration tests must run in CI. Start the emulator (.venv/bin/python infra/dev/emulator/launcher.py --port 4599) and set %s=http://127.0.0.1:4599", endpointEnv, endpointEnv)
 		}
-		t.Skipf("SKIPPED: %s is not set. Start the emulator (.venv/bin/python infra/moto/launcher.py --port 4599) and set %s=http://127.0.0.1:4599 to run this test", endpointEnv, endpointEnv)
+		t.Skipf("SKIPPED: %s is not set. Start the emulator (.venv/bin/python infra/dev/emulator/launcher.py --port 4599) and set %s=http://127.0.0.1:4599 to run this test", endpointEnv, endpointEnv)
 	}
 	return store.NewFunctionClient(endpoint)
 }

@@ -19,8 +19,8 @@ func TestEventRulesOfTheTemplate(t *testing.T) {
 		got[r.Function] = append(got[r.Function], r.DetailTypes...)
 	}
 	want := map[string][]string{
-		"WakeFunction":  {"Task Routed", "Result Returned", "Step Decided", "Result Decided"},
-		"RouteFunction": {"Task Completed"},
+		"WakeupFunction": {"Task Routed", "Result Returned", "Step Decided", "Result Decided"},
+		"RouteFunction":  {"Task Completed"},
 	}
 	for fn, types := range want {
 		if !slices.Equal(got[fn], types) {

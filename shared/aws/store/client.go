@@ -27,7 +27,7 @@ const (
 	// EmulatorConnections caps a client's connections in flight to a
 	// configured endpoint; further requests wait in the client, first come
 	// first served. The local emulator serves one request at a time: measured
-	// with 200 agents (infra/load -scale), uncapped clients opened about 200
+	// with 200 agents (infra/dev/load -scale), uncapped clients opened about 200
 	// and halved its throughput, while 16 keep it busy and queue nothing there.
 	EmulatorConnections = 16
 )

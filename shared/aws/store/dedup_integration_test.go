@@ -18,7 +18,7 @@ import (
 func TestDedupClaimFinishRelease(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	const target, id = "WakeFunction", "Step Decided:t1:s1:approved"
+	const target, id = "WakeupFunction", "Step Decided:t1:s1:approved"
 	now := base
 	lease := now.Add(16 * time.Minute)
 

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/useprickle/prickle/shared/auth/identity"
-	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/aws/store/storetest"
 	"github.com/useprickle/prickle/shared/domain/modelspend"
@@ -187,8 +187,8 @@ func TestRetriedNewKeyPutThatLandedIsStillFirst(t *testing.T) {
 	}
 
 	// Every put of a new key (here an OAuth client's registration) is the same mechanism.
-	c := oauthgrant.Client{ID: "cli_lost_answer", Name: "Lost answer", RedirectURIs: []string{"https://app.example/cb"},
-		Registration: oauthgrant.RegisteredDynamically, CreatedAt: base}
+	c := oauthstate.Client{ID: "cli_lost_answer", Name: "Lost answer", RedirectURIs: []string{"https://app.example/cb"},
+		Registration: oauthstate.RegisteredDynamically, CreatedAt: base}
 	p.Inject(storetest.Rule{Fault: storetest.LostAnswer, Op: "PutItem", Times: 1})
 	if err := st.PutOAuthClient(ctx, c); err != nil {
 		t.Fatalf("a registration whose put landed, retried = %v; want it stored", err)

@@ -22,7 +22,6 @@ import (
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/domain/wakeup"
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/team/spendcap"
 	"github.com/useprickle/prickle/shared/team/teamtest"
 )
 
@@ -52,7 +51,7 @@ func (p *published) all() []event.Event {
 
 type spendFixture struct {
 	fixture
-	svc    *spendcap.Service
+	svc    *team.ModelSpend
 	events *published
 	clock  *time.Time
 	task   task.Task
@@ -80,7 +79,7 @@ func newSpendFixture(t *testing.T) spendFixture {
 	mustCreate(t, f, tk)
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	sf := spendFixture{fixture: f, events: &published{}, clock: &now, task: tk}
-	sf.svc = spendcap.New(f.store, sf.events, nil)
+	sf.svc = team.NewModelSpend(f.store, sf.events, nil)
 	sf.svc.Now = func() time.Time { return *sf.clock }
 	return sf
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 )
 
 // The OAuth table keeps the authorization server's state, by pk:
@@ -31,7 +31,7 @@ const (
 	byOwnerIndex  = "by_owner"
 )
 
-var _ oauthgrant.Grants = (*Store)(nil)
+var _ oauthstate.Store = (*Store)(nil)
 
 type oauthClientRecord struct {
 	PK           string   `json:"pk"`
@@ -44,7 +44,7 @@ type oauthClientRecord struct {
 }
 
 // PutOAuthClient stores a registered client; an id stored already is ErrConflict.
-func (s *Store) PutOAuthClient(ctx context.Context, c oauthgrant.Client) error {
+func (s *Store) PutOAuthClient(ctx context.Context, c oauthstate.Client) error {
 	item, err := marshalItem(oauthClientRecord{PK: "CLIENT#" + c.ID, SK: oauthClientSK, ID: c.ID, Name: c.Name,
 		RedirectURIs: c.RedirectURIs, Registration: c.Registration, CreatedAt: sortableTime(c.CreatedAt)})
 	if err != nil {
@@ -56,14 +56,14 @@ func (s *Store) PutOAuthClient(ctx context.Context, c oauthgrant.Client) error {
 	return nil
 }
 
-// OAuthClient reads a registered client; an unknown id is oauthgrant.ErrNotFound.
-func (s *Store) OAuthClient(ctx context.Context, id string) (oauthgrant.Client, error) {
+// OAuthClient reads a registered client; an unknown id is oauthstate.ErrNotFound.
+func (s *Store) OAuthClient(ctx context.Context, id string) (oauthstate.Client, error) {
 	var r oauthClientRecord
 	if err := s.getOAuth(ctx, "CLIENT#"+id, oauthClientSK, &r); err != nil {
-		return oauthgrant.Client{}, fmt.Errorf("OAuth client: %w", err)
+		return oauthstate.Client{}, fmt.Errorf("OAuth client: %w", err)
 	}
 	at, _ := time.Parse(sortableLayout, r.CreatedAt)
-	return oauthgrant.Client{ID: r.ID, Name: r.Name, RedirectURIs: r.RedirectURIs, Registration: r.Registration, CreatedAt: at}, nil
+	return oauthstate.Client{ID: r.ID, Name: r.Name, RedirectURIs: r.RedirectURIs, Registration: r.Registration, CreatedAt: at}, nil
 }
 
 func (s *Store) getOAuth(ctx context.Context, pk, sk string, out any) error {
@@ -72,7 +72,7 @@ func (s *Store) getOAuth(ctx context.Context, pk, sk string, out any) error {
 		return err
 	}
 	if res.Item == nil {
-		return oauthgrant.ErrNotFound
+		return oauthstate.ErrNotFound
 	}
 	return unmarshalItem(res.Item, out)
 }
@@ -80,13 +80,13 @@ func (s *Store) getOAuth(ctx context.Context, pk, sk string, out any) error {
 // AllowOAuthRegistration counts a registration from a network, and overall, in
 // the current window, refusing past either bound.
 func (s *Store) AllowOAuthRegistration(ctx context.Context, network string, now time.Time) (bool, error) {
-	window := now.UTC().Truncate(oauthgrant.RegistrationWindow)
+	window := now.UTC().Truncate(oauthstate.RegistrationWindow)
 	for _, c := range []struct {
 		pk  string
 		max int
-	}{{"OAUTHRATE#" + network, oauthgrant.RegistrationsPerNetwork}, {registrationsOverallPK, oauthgrant.RegistrationsOverall}} {
+	}{{"OAUTHRATE#" + network, oauthstate.RegistrationsPerNetwork}, {registrationsOverallPK, oauthstate.RegistrationsOverall}} {
 		ok, err := s.count(ctx, windowCount{table: s.tables.OAuth, pk: c.pk, window: window, max: c.max,
-			ttl: window.Add(oauthgrant.RegistrationWindow + time.Hour)})
+			ttl: window.Add(oauthstate.RegistrationWindow + time.Hour)})
 		if err != nil {
 			return false, fmt.Errorf("count OAuth registration: %w", err)
 		}
@@ -105,7 +105,7 @@ const registrationsOverallPK = "OAUTHRATE#all"
 // networks that filled it keep their own counts and stay refused until the
 // window ends. It returns the count it cleared.
 func (s *Store) ReopenOAuthRegistrations(ctx context.Context, now time.Time) (int, error) {
-	n, err := s.clearCount(ctx, s.tables.OAuth, registrationsOverallPK, now.UTC().Truncate(oauthgrant.RegistrationWindow))
+	n, err := s.clearCount(ctx, s.tables.OAuth, registrationsOverallPK, now.UTC().Truncate(oauthstate.RegistrationWindow))
 	if err != nil {
 		return 0, fmt.Errorf("reopen OAuth registrations: %w", err)
 	}
@@ -128,7 +128,7 @@ func recordPK(kind, hash string) string { return "OAUTH" + kind + "#" + hash }
 
 // PutOAuthRecord stores (or replaces) a code, PKCE challenge, refresh token or
 // pending authorization by its hash; DynamoDB drops it a day after it expires.
-func (s *Store) PutOAuthRecord(ctx context.Context, r oauthgrant.Record) error {
+func (s *Store) PutOAuthRecord(ctx context.Context, r oauthstate.Record) error {
 	if !tokenHashPattern.MatchString(r.Hash) {
 		return fmt.Errorf("put OAuth %s: hash is not a SHA-256 hex digest", r.Kind)
 	}
@@ -144,26 +144,26 @@ func (s *Store) PutOAuthRecord(ctx context.Context, r oauthgrant.Record) error {
 }
 
 // OAuthRecord reads a record by kind and hash (strongly consistent).
-func (s *Store) OAuthRecord(ctx context.Context, kind, hash string) (oauthgrant.Record, error) {
+func (s *Store) OAuthRecord(ctx context.Context, kind, hash string) (oauthstate.Record, error) {
 	if !tokenHashPattern.MatchString(hash) {
-		return oauthgrant.Record{}, oauthgrant.ErrNotFound
+		return oauthstate.Record{}, oauthstate.ErrNotFound
 	}
 	var r oauthRecord
 	if err := s.getOAuth(ctx, recordPK(kind, hash), oauthRecordSK, &r); err != nil {
-		return oauthgrant.Record{}, fmt.Errorf("OAuth %s: %w", kind, err)
+		return oauthstate.Record{}, fmt.Errorf("OAuth %s: %w", kind, err)
 	}
 	exp, err := time.Parse(time.RFC3339Nano, r.Expires)
 	if err != nil {
-		return oauthgrant.Record{}, fmt.Errorf("OAuth %s: expires_at: %w", kind, err)
+		return oauthstate.Record{}, fmt.Errorf("OAuth %s: expires_at: %w", kind, err)
 	}
-	return oauthgrant.Record{Kind: r.Kind, Hash: r.Hash, Family: r.Family, Active: r.Active, Expires: exp, Request: r.Request}, nil
+	return oauthstate.Record{Kind: r.Kind, Hash: r.Hash, Family: r.Family, Active: r.Active, Expires: exp, Request: r.Request}, nil
 }
 
 // DeactivateOAuthRecord marks a record used with one conditional write: of two racing
-// uses, one wins and the other gets oauthgrant.ErrInactive.
+// uses, one wins and the other gets oauthstate.ErrInactive.
 func (s *Store) DeactivateOAuthRecord(ctx context.Context, kind, hash string) error {
 	if !tokenHashPattern.MatchString(hash) {
-		return oauthgrant.ErrNotFound
+		return oauthstate.ErrNotFound
 	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.tables.OAuth),
@@ -173,7 +173,7 @@ func (s *Store) DeactivateOAuthRecord(ctx context.Context, kind, hash string) er
 		ExpressionAttributeValues: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}, ":false": &types.AttributeValueMemberBOOL{Value: false}},
 	})
 	if _, lost := failedCondition(err); lost {
-		return fmt.Errorf("use OAuth %s: %w", kind, oauthgrant.ErrInactive)
+		return fmt.Errorf("use OAuth %s: %w", kind, oauthstate.ErrInactive)
 	}
 	if err != nil {
 		return fmt.Errorf("use OAuth %s: %w", kind, err)
@@ -205,13 +205,13 @@ type oauthGrantRecord struct {
 	Revoked    bool   `json:"revoked"`
 }
 
-func (r oauthGrantRecord) grant() oauthgrant.Grant {
+func (r oauthGrantRecord) grant() oauthstate.Connection {
 	at, _ := time.Parse(sortableLayout, r.CreatedAt)
-	return oauthgrant.Grant{ID: r.ID, Owner: r.Owner, Agent: r.Agent, Client: r.Client, ClientName: r.ClientName, CreatedAt: at, Revoked: r.Revoked}
+	return oauthstate.Connection{ID: r.ID, Owner: r.Owner, Agent: r.Agent, Client: r.Client, ClientName: r.ClientName, CreatedAt: at, Revoked: r.Revoked}
 }
 
-// PutOAuthGrant records a consent; a grant stored already (the same request) is ErrConflict.
-func (s *Store) PutOAuthGrant(ctx context.Context, g oauthgrant.Grant) error {
+// PutOAuthConnection records a consent; a grant stored already (the same request) is ErrConflict.
+func (s *Store) PutOAuthConnection(ctx context.Context, g oauthstate.Connection) error {
 	item, err := marshalItem(oauthGrantRecord{PK: "GRANT#" + g.ID, SK: oauthGrantSK, ID: g.ID, Owner: g.Owner, Agent: g.Agent,
 		Client: g.Client, ClientName: g.ClientName, CreatedAt: sortableTime(g.CreatedAt), Revoked: g.Revoked})
 	if err != nil {
@@ -223,17 +223,17 @@ func (s *Store) PutOAuthGrant(ctx context.Context, g oauthgrant.Grant) error {
 	return nil
 }
 
-// OAuthGrant reads a consent (strongly consistent, so a revocation holds at once).
-func (s *Store) OAuthGrant(ctx context.Context, id string) (oauthgrant.Grant, error) {
+// OAuthConnection reads a consent (strongly consistent, so a revocation holds at once).
+func (s *Store) OAuthConnection(ctx context.Context, id string) (oauthstate.Connection, error) {
 	var r oauthGrantRecord
 	if err := s.getOAuth(ctx, "GRANT#"+id, oauthGrantSK, &r); err != nil {
-		return oauthgrant.Grant{}, fmt.Errorf("OAuth grant: %w", err)
+		return oauthstate.Connection{}, fmt.Errorf("OAuth grant: %w", err)
 	}
 	return r.grant(), nil
 }
 
-// OwnerOAuthGrants lists an owner's consents, newest first.
-func (s *Store) OwnerOAuthGrants(ctx context.Context, owner string) ([]oauthgrant.Grant, error) {
+// OwnerOAuthConnections lists an owner's consents, newest first.
+func (s *Store) OwnerOAuthConnections(ctx context.Context, owner string) ([]oauthstate.Connection, error) {
 	in := &dynamodb.QueryInput{
 		TableName: aws.String(s.tables.OAuth), IndexName: aws.String(byOwnerIndex),
 		KeyConditionExpression:    aws.String("#owner = :owner"),
@@ -241,16 +241,16 @@ func (s *Store) OwnerOAuthGrants(ctx context.Context, owner string) ([]oauthgran
 		ExpressionAttributeValues: map[string]types.AttributeValue{":owner": stringValue(owner)},
 		ScanIndexForward:          aws.Bool(false),
 	}
-	grants, err := queryAll(ctx, s.db, in, func(r oauthGrantRecord) oauthgrant.Grant { return r.grant() })
+	grants, err := queryAll(ctx, s.db, in, func(r oauthGrantRecord) oauthstate.Connection { return r.grant() })
 	if err != nil {
 		return nil, fmt.Errorf("OAuth grants of %s: %w", owner, err)
 	}
 	return grants, nil
 }
 
-// RevokeOAuthGrant marks a consent revoked, then revokes its access tokens in
+// RevokeOAuthConnection marks a consent revoked, then revokes its access tokens in
 // the directory; its codes and refresh tokens are refused from then on.
-func (s *Store) RevokeOAuthGrant(ctx context.Context, id string) error {
+func (s *Store) RevokeOAuthConnection(ctx context.Context, id string) error {
 	res, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.tables.OAuth),
 		Key:                       directoryKey("GRANT#"+id, oauthGrantSK),
@@ -260,7 +260,7 @@ func (s *Store) RevokeOAuthGrant(ctx context.Context, id string) error {
 		ReturnValues:              types.ReturnValueAllNew,
 	})
 	if _, missing := failedCondition(err); missing {
-		return fmt.Errorf("revoke OAuth grant: %w", oauthgrant.ErrNotFound)
+		return fmt.Errorf("revoke OAuth grant: %w", oauthstate.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("revoke OAuth grant: %w", err)
@@ -269,7 +269,7 @@ func (s *Store) RevokeOAuthGrant(ctx context.Context, id string) error {
 	if err := unmarshalItem(res.Attributes, &r); err != nil {
 		return fmt.Errorf("revoke OAuth grant: %w", err)
 	}
-	if _, err := s.RevokeTokenFamily(ctx, r.Agent, id); err != nil && !errors.Is(err, oauthgrant.ErrNotFound) {
+	if _, err := s.RevokeTokenFamily(ctx, r.Agent, id); err != nil && !errors.Is(err, oauthstate.ErrNotFound) {
 		return fmt.Errorf("revoke OAuth grant: %w", err)
 	}
 	return nil

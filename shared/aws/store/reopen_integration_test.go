@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"github.com/useprickle/prickle/shared/auth/session"
 )
 
@@ -64,7 +64,7 @@ func TestNetworksFillTheRegistrations(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 9, 3, 0, 0, time.UTC)
-	networks := oauthgrant.RegistrationsOverall / oauthgrant.RegistrationsPerNetwork
+	networks := oauthstate.RegistrationsOverall / oauthstate.RegistrationsPerNetwork
 	register := func(network string) bool {
 		t.Helper()
 		ok, err := f.store.AllowOAuthRegistration(ctx, network, now)
@@ -74,7 +74,7 @@ func TestNetworksFillTheRegistrations(t *testing.T) {
 		return ok
 	}
 	for i := range networks {
-		for range oauthgrant.RegistrationsPerNetwork {
+		for range oauthstate.RegistrationsPerNetwork {
 			if !register(fmt.Sprintf("net-%d", i)) {
 				t.Fatalf("network %d refused before the window was full", i)
 			}
@@ -84,8 +84,8 @@ func TestNetworksFillTheRegistrations(t *testing.T) {
 		t.Fatalf("a registration after %d networks filled the window was accepted", networks)
 	}
 	n, err := f.store.ReopenOAuthRegistrations(ctx, now.Add(time.Minute))
-	if err != nil || n != oauthgrant.RegistrationsOverall {
-		t.Fatalf("ReopenOAuthRegistrations = %d, %v; want %d cleared", n, err, oauthgrant.RegistrationsOverall)
+	if err != nil || n != oauthstate.RegistrationsOverall {
+		t.Fatalf("ReopenOAuthRegistrations = %d, %v; want %d cleared", n, err, oauthstate.RegistrationsOverall)
 	}
 	if !register("another-net") {
 		t.Error("a registration from another network after reopening was refused")

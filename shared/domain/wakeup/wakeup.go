@@ -1,7 +1,7 @@
 // Package wakeup holds what is kept of waking agents: an agent's hook (its
 // webhook URL and secret), each attempt at a wake-up, and the wake-ups
 // stored for agents that pull. It is a leaf: the store keeps these records
-// and shared/jobs/wake (the waker and the receiver), shared/jobs/runner and the operator
+// and shared/jobs/wakeup (the waker and the receiver), shared/jobs/runnerapi and the operator
 // commands read them, so the store imports no waking behaviour for a type.
 package wakeup
 

@@ -17,6 +17,7 @@ import (
 	"github.com/useprickle/prickle/shared/mcp/endpoint"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/admin"
+	"github.com/useprickle/prickle/shared/team/mint"
 )
 
 // BenchmarkToolCall times one MCP 2026-07-28 tools/call through the whole
@@ -26,7 +27,7 @@ import (
 // the single-threaded emulator, so ns/op is dominated by it; B/op and
 // allocs/op are the endpoint's own (the SDK's included).
 //
-//	infra/moto/with-emulator.sh go test -tags integration -run '^$' -bench . -benchmem -benchtime 50x ./shared/mcp/endpoint/
+//	infra/dev/emulator/with-emulator.sh go test -tags integration -run '^$' -bench . -benchmem -benchtime 50x ./shared/mcp/endpoint/
 func BenchmarkToolCall(b *testing.B) {
 	ctx := context.Background()
 	fx := storetest.New(b)
@@ -104,7 +105,7 @@ func BenchmarkToolCall(b *testing.B) {
 	b.Run("request_step", func(b *testing.B) {
 		benchCall(b, h, "", "request_step", "", func(b *testing.B) (string, string) {
 			id := newTask(b, true)
-			run, err := adm.StartRun(ctx, admin.ByOperator, writer, id, "")
+			run, err := adm.StartRun(ctx, mint.ByOperator, writer, id, "")
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -26,7 +26,7 @@ import (
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/mcp/endpoint"
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/team/admin"
+	"github.com/useprickle/prickle/shared/team/mint"
 )
 
 // faultyEndpoint is an endpoint over the team's tables that talks to the
@@ -132,7 +132,7 @@ func faultCases() []faultCase {
 		onTask("cancel_task", wireReviewer, `{"task_id":%q,"reason":"No longer needed."}`),
 		{"request_step", "TransactWriteItems", 1, func(t *testing.T, wt *wireTeam) (string, string, string) {
 			id := wt.newTask(t, "accept")
-			run, err := wt.adm.StartRun(context.Background(), admin.ByOperator, wireWriter, id, "")
+			run, err := wt.adm.StartRun(context.Background(), mint.ByOperator, wireWriter, id, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/useprickle/prickle/shared/mcp/endpoint"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/admin"
+	"github.com/useprickle/prickle/shared/team/mint"
 )
 
 // callTool sends one MCP 2026-07-28 tools/call and returns whether the tool
@@ -198,7 +199,7 @@ func TestRequestsPerToolCall(t *testing.T) {
 	// request_step with a run token (first ask): the token, the task, the
 	// project and the task's steps (at once), the grants, the transaction.
 	id := wt.newTask(t, "accept")
-	run, err := wt.adm.StartRun(ctx, admin.ByOperator, wireWriter, id, "")
+	run, err := wt.adm.StartRun(ctx, mint.ByOperator, wireWriter, id, "")
 	if err != nil {
 		t.Fatal(err)
 	}

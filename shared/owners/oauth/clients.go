@@ -4,7 +4,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 )
 
 // clientsPage is GET /oauth/clients: the owner's connected clients.
@@ -15,7 +15,7 @@ func (s *Server) clientsPage(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusSeeOther)
 		return
 	}
-	grants, err := s.cfg.Grants.OwnerOAuthGrants(r.Context(), me.Owner)
+	grants, err := s.cfg.Grants.OwnerOAuthConnections(r.Context(), me.Owner)
 	if err != nil {
 		s.failed(w, r, err)
 		return
@@ -37,13 +37,13 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 		s.page(w, r, http.StatusForbidden, "error.html", pageView{Title: "Refused", Notice: "This form did not come from Prickle's page. Nothing was revoked."})
 		return
 	}
-	g, err := s.cfg.Grants.OAuthGrant(r.Context(), r.PathValue("grant"))
-	if errors.Is(err, oauthgrant.ErrNotFound) || (err == nil && g.Owner != me.Owner) {
+	g, err := s.cfg.Grants.OAuthConnection(r.Context(), r.PathValue("grant"))
+	if errors.Is(err, oauthstate.ErrNotFound) || (err == nil && g.Owner != me.Owner) {
 		s.page(w, r, http.StatusNotFound, "error.html", pageView{Title: "Not found", Notice: "You have no such connected application."})
 		return
 	}
 	if err == nil {
-		err = s.cfg.Grants.RevokeOAuthGrant(r.Context(), g.ID)
+		err = s.cfg.Grants.RevokeOAuthConnection(r.Context(), g.ID)
 	}
 	if err != nil {
 		s.failed(w, r, err)

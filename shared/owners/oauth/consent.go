@@ -17,8 +17,8 @@ import (
 	"github.com/ory/fosite"
 
 	"github.com/useprickle/prickle/shared/auth/identity"
-	"github.com/useprickle/prickle/shared/auth/oauthgrant"
 	"github.com/useprickle/prickle/shared/auth/oauthresource"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"github.com/useprickle/prickle/shared/auth/session"
 	"github.com/useprickle/prickle/shared/owners/layout"
 	"github.com/useprickle/prickle/shared/owners/sameorigin"
@@ -62,7 +62,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.failed(w, r, err)
 		return
 	}
-	rec := oauthgrant.Record{Kind: KindPending, Hash: identity.Hash(id), Family: ar.GetID(), Active: true,
+	rec := oauthstate.Record{Kind: KindPending, Hash: identity.Hash(id), Family: ar.GetID(), Active: true,
 		Expires: s.cfg.Now().Add(PendingLifespan), Request: []byte(r.URL.RawQuery)}
 	if err := s.cfg.Grants.PutOAuthRecord(ctx, rec); err != nil {
 		s.failed(w, r, err)
@@ -98,25 +98,25 @@ func (s *Server) authorizeError(w http.ResponseWriter, r *http.Request, ar fosit
 
 // pending loads the authorization request behind a consent page and parses
 // it again through fosite (the client may have changed since).
-func (s *Server) pending(r *http.Request) (fosite.AuthorizeRequester, oauthgrant.Client, string, error) {
+func (s *Server) pending(r *http.Request) (fosite.AuthorizeRequester, oauthstate.Client, string, error) {
 	id := r.PathValue("id")
 	if len(id) > 64 {
-		return nil, oauthgrant.Client{}, "", oauthgrant.ErrNotFound
+		return nil, oauthstate.Client{}, "", oauthstate.ErrNotFound
 	}
 	rec, err := s.cfg.Grants.OAuthRecord(r.Context(), KindPending, identity.Hash(id))
 	if err != nil {
-		return nil, oauthgrant.Client{}, "", err
+		return nil, oauthstate.Client{}, "", err
 	}
 	if !rec.Active || !s.cfg.Now().Before(rec.Expires) {
-		return nil, oauthgrant.Client{}, "", oauthgrant.ErrInactive
+		return nil, oauthstate.Client{}, "", oauthstate.ErrInactive
 	}
 	q, err := url.ParseQuery(string(rec.Request))
 	if err != nil {
-		return nil, oauthgrant.Client{}, "", fmt.Errorf("stored authorization request: %w", err)
+		return nil, oauthstate.Client{}, "", fmt.Errorf("stored authorization request: %w", err)
 	}
 	ar, err := s.provider.NewAuthorizeRequest(r.Context(), &http.Request{Method: http.MethodGet, URL: &url.URL{RawQuery: q.Encode()}, Form: q, Header: http.Header{}})
 	if err != nil {
-		return nil, oauthgrant.Client{}, "", err
+		return nil, oauthstate.Client{}, "", err
 	}
 	c, err := s.lookupClient(r.Context(), ar.GetClient().GetID())
 	return ar, c, id, err
@@ -140,7 +140,7 @@ type pageView struct {
 	Registration               string
 	Agents                     []agentChoice
 	Projects                   []string
-	Grants                     []oauthgrant.Grant
+	Grants                     []oauthstate.Connection
 }
 
 // consentPage is GET /oauth/consent/{id}: the client, where it sends the
@@ -164,13 +164,13 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 	s.page(w, r, http.StatusOK, "consent.html", v)
 }
 
-func (s *Server) consentView(ctx context.Context, me session.Session, ar fosite.AuthorizeRequester, c oauthgrant.Client, id string) (pageView, error) {
+func (s *Server) consentView(ctx context.Context, me session.Session, ar fosite.AuthorizeRequester, c oauthstate.Client, id string) (pageView, error) {
 	agents, projects, err := s.ownerAgents(ctx, me.Owner)
 	if err != nil {
 		return pageView{}, err
 	}
 	how := "registered itself with Prickle (dynamic client registration)"
-	if c.Registration == oauthgrant.RegisteredByDocument {
+	if c.Registration == oauthstate.RegisteredByDocument {
 		how = "identified by its client ID metadata document at " + c.ID
 	}
 	host := ""
@@ -248,7 +248,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		// The pending request was used: keep it usable for a corrected choice.
-		if err := s.cfg.Grants.PutOAuthRecord(ctx, oauthgrant.Record{Kind: KindPending, Hash: identity.Hash(id), Family: ar.GetID(), Active: true,
+		if err := s.cfg.Grants.PutOAuthRecord(ctx, oauthstate.Record{Kind: KindPending, Hash: identity.Hash(id), Family: ar.GetID(), Active: true,
 			Expires: s.cfg.Now().Add(PendingLifespan), Request: []byte(ar.GetRequestForm().Encode())}); err != nil {
 			s.failed(w, r, err)
 			return
@@ -309,7 +309,7 @@ func (s *Server) chosenAgent(ctx context.Context, owner string, form url.Values)
 }
 
 func (s *Server) pendingError(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, oauthgrant.ErrNotFound) || errors.Is(err, oauthgrant.ErrInactive) {
+	if errors.Is(err, oauthstate.ErrNotFound) || errors.Is(err, oauthstate.ErrInactive) {
 		s.page(w, r, http.StatusGone, "error.html", pageView{Title: "Start again", Notice: fmt.Sprintf("This connection request was used or has expired (they last %d minutes). Start connecting again from the application.", int(PendingLifespan/time.Minute))})
 		return
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"io"
 	"mime"
 	"net"
@@ -42,7 +42,7 @@ type Documents struct {
 }
 
 type cachedDocument struct {
-	client  oauthgrant.Client
+	client  oauthstate.Client
 	expires time.Time
 }
 
@@ -158,11 +158,11 @@ func (d *Documents) checkID(id string) (*url.URL, error) {
 	return u, nil
 }
 
-// oauthgrant.Client fetches (or takes from the cache) the document of a client_id URL.
-func (d *Documents) Client(ctx context.Context, id string) (oauthgrant.Client, error) {
+// oauthstate.Client fetches (or takes from the cache) the document of a client_id URL.
+func (d *Documents) Client(ctx context.Context, id string) (oauthstate.Client, error) {
 	u, err := d.checkID(id)
 	if err != nil {
-		return oauthgrant.Client{}, err
+		return oauthstate.Client{}, err
 	}
 	d.mu.Lock()
 	c, ok := d.cache[id]
@@ -172,7 +172,7 @@ func (d *Documents) Client(ctx context.Context, id string) (oauthgrant.Client, e
 	}
 	client, err := d.fetch(ctx, u, id)
 	if err != nil {
-		return oauthgrant.Client{}, err
+		return oauthstate.Client{}, err
 	}
 	d.mu.Lock()
 	if len(d.cache) >= maxDocuments {
@@ -189,46 +189,46 @@ type document struct {
 	registrationRequest
 }
 
-func (d *Documents) fetch(ctx context.Context, u *url.URL, id string) (oauthgrant.Client, error) {
+func (d *Documents) fetch(ctx context.Context, u *url.URL, id string) (oauthstate.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, documentTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return oauthgrant.Client{}, fmt.Errorf("client ID document request: %w", err)
+		return oauthstate.Client{}, fmt.Errorf("client ID document request: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := d.client.Do(req)
 	if err != nil {
 		if errors.Is(err, ErrForbiddenAddress) {
-			return oauthgrant.Client{}, ErrForbiddenAddress
+			return oauthstate.Client{}, ErrForbiddenAddress
 		}
-		return oauthgrant.Client{}, fmt.Errorf("fetch client ID document: %w", err)
+		return oauthstate.Client{}, fmt.Errorf("fetch client ID document: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return oauthgrant.Client{}, fmt.Errorf("fetch client ID document: HTTP %d", resp.StatusCode)
+		return oauthstate.Client{}, fmt.Errorf("fetch client ID document: HTTP %d", resp.StatusCode)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
-		return oauthgrant.Client{}, errors.New("the client ID document is not application/json")
+		return oauthstate.Client{}, errors.New("the client ID document is not application/json")
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
 	if err != nil {
-		return oauthgrant.Client{}, fmt.Errorf("read client ID document: %w", err)
+		return oauthstate.Client{}, fmt.Errorf("read client ID document: %w", err)
 	}
 	if len(body) > maxDocument {
-		return oauthgrant.Client{}, fmt.Errorf("the client ID document is larger than %d bytes", maxDocument)
+		return oauthstate.Client{}, fmt.Errorf("the client ID document is larger than %d bytes", maxDocument)
 	}
 	var doc document
 	if err := json.Unmarshal(body, &doc); err != nil {
-		return oauthgrant.Client{}, errors.New("the client ID document is not a JSON object")
+		return oauthstate.Client{}, errors.New("the client ID document is not a JSON object")
 	}
 	if doc.ClientID != id {
-		return oauthgrant.Client{}, errors.New("the document's client_id is not its own URL")
+		return oauthstate.Client{}, errors.New("the document's client_id is not its own URL")
 	}
 	c, merr := validateRegistration(doc.registrationRequest)
 	if merr != nil {
-		return oauthgrant.Client{}, errors.New(merr.msg)
+		return oauthstate.Client{}, errors.New(merr.msg)
 	}
-	c.ID, c.Registration, c.CreatedAt = id, oauthgrant.RegisteredByDocument, d.now().UTC()
+	c.ID, c.Registration, c.CreatedAt = id, oauthstate.RegisteredByDocument, d.now().UTC()
 	return c, nil
 }

@@ -541,7 +541,7 @@ func TestSignOutEverywhereEndsConnections(t *testing.T) {
 			t.Errorf("client %d: access token after alice signed out everywhere acts as %q (%v), want refused", i+1, agent, err)
 		}
 	}
-	grants, err := s.st.OwnerOAuthGrants(context.Background(), "alice")
+	grants, err := s.st.OwnerOAuthConnections(context.Background(), "alice")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"github.com/useprickle/prickle/shared/auth/session"
 )
 
@@ -45,9 +45,9 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		w.Header().Set("Retry-After", strconv.Itoa(int(oauthgrant.RegistrationWindow/time.Second)))
+		w.Header().Set("Retry-After", strconv.Itoa(int(oauthstate.RegistrationWindow/time.Second)))
 		registrationError(w, http.StatusTooManyRequests, "too_many_requests",
-			fmt.Sprintf("too many clients were registered in the last minutes (from your network or from all together); wait up to %d minutes", int(oauthgrant.RegistrationWindow/time.Minute)))
+			fmt.Sprintf("too many clients were registered in the last minutes (from your network or from all together); wait up to %d minutes", int(oauthstate.RegistrationWindow/time.Minute)))
 		return
 	}
 	var req registrationRequest
@@ -66,7 +66,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		registrationError(w, http.StatusInternalServerError, "server_error", "could not register")
 		return
 	}
-	c.ID, c.Registration, c.CreatedAt = id, oauthgrant.RegisteredDynamically, s.cfg.Now().UTC()
+	c.ID, c.Registration, c.CreatedAt = id, oauthstate.RegisteredDynamically, s.cfg.Now().UTC()
 	if err := s.cfg.Grants.PutOAuthClient(r.Context(), c); err != nil {
 		s.cfg.Log.ErrorContext(r.Context(), "store client failed", "error", err.Error())
 		registrationError(w, http.StatusInternalServerError, "server_error", "could not register")
@@ -83,9 +83,9 @@ type metadataError struct{ code, msg string }
 
 // validateRegistration checks RFC 7591 metadata, as a registration or a
 // client ID metadata document carries it.
-func validateRegistration(req registrationRequest) (oauthgrant.Client, *metadataError) {
-	bad := func(code, format string, a ...any) (oauthgrant.Client, *metadataError) {
-		return oauthgrant.Client{}, &metadataError{code, fmt.Sprintf(format, a...)}
+func validateRegistration(req registrationRequest) (oauthstate.Client, *metadataError) {
+	bad := func(code, format string, a ...any) (oauthstate.Client, *metadataError) {
+		return oauthstate.Client{}, &metadataError{code, fmt.Sprintf(format, a...)}
 	}
 	if m := req.TokenEndpointAuthMethod; m != "" && m != "none" {
 		return bad("invalid_client_metadata", "token_endpoint_auth_method must be none: Prickle registers public clients only (PKCE)")
@@ -117,7 +117,7 @@ func validateRegistration(req registrationRequest) (oauthgrant.Client, *metadata
 	if name == "" {
 		name = "an unnamed client"
 	}
-	return oauthgrant.Client{Name: clip(name, maxClientName), RedirectURIs: slices.Clone(req.RedirectURIs)}, nil
+	return oauthstate.Client{Name: clip(name, maxClientName), RedirectURIs: slices.Clone(req.RedirectURIs)}, nil
 }
 
 // checkRedirectURI accepts https URIs and http on a loopback address (native

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"github.com/useprickle/prickle/shared/kit/httprec"
 
 	"github.com/ory/fosite"
@@ -37,7 +37,7 @@ const (
 // owner's consent, stored by the hash of its id (the consent page's path).
 const KindPending = "pending"
 
-// Directory is what the consent page reads and writes beyond oauthgrant.Grants: the
+// Directory is what the consent page reads and writes beyond oauthstate.Store: the
 // owner's sessions, projects and agents; *store.Store satisfies it.
 type Directory interface {
 	session.Sessions
@@ -50,7 +50,7 @@ type Directory interface {
 type Config struct {
 	// BaseURL is the public base (PUBLIC_BASE_URL): the issuer, and base/mcp the one resource.
 	BaseURL   string
-	Grants    oauthgrant.Grants
+	Grants    oauthstate.Store
 	Directory Directory
 	Keys      session.Keys
 	// Documents fetches client ID metadata documents; nil refuses URL client ids.
@@ -68,7 +68,7 @@ type Server struct {
 }
 
 // New composes fosite's authorization code, PKCE and refresh grants over
-// oauthgrant.Grants and builds the routes; it does no I/O.
+// oauthstate.Store and builds the routes; it does no I/O.
 func New(cfg Config) (*Server, error) {
 	if cfg.BaseURL == "" || cfg.Grants == nil || cfg.Directory == nil {
 		return nil, errors.New("oauth: needs a base URL, grants and a directory")
@@ -170,25 +170,25 @@ func (s *Server) client(ctx context.Context, id string) (fosite.Client, error) {
 	return s.fositeClient(c), nil
 }
 
-func (s *Server) lookupClient(ctx context.Context, id string) (oauthgrant.Client, error) {
+func (s *Server) lookupClient(ctx context.Context, id string) (oauthstate.Client, error) {
 	if IsDocumentID(id) {
 		if s.cfg.Documents == nil {
-			return oauthgrant.Client{}, fosite.ErrInvalidClient.WithHint("This server does not fetch client ID metadata documents.")
+			return oauthstate.Client{}, fosite.ErrInvalidClient.WithHint("This server does not fetch client ID metadata documents.")
 		}
 		c, err := s.cfg.Documents.Client(ctx, id)
 		if err != nil {
-			return oauthgrant.Client{}, fosite.ErrInvalidClient.WithHintf("The client ID metadata document could not be used: %v", err)
+			return oauthstate.Client{}, fosite.ErrInvalidClient.WithHintf("The client ID metadata document could not be used: %v", err)
 		}
 		return c, nil
 	}
 	c, err := s.cfg.Grants.OAuthClient(ctx, id)
-	if errors.Is(err, oauthgrant.ErrNotFound) {
-		return oauthgrant.Client{}, fosite.ErrInvalidClient.WithHint("No client is registered with this client_id.")
+	if errors.Is(err, oauthstate.ErrNotFound) {
+		return oauthstate.Client{}, fosite.ErrInvalidClient.WithHint("No client is registered with this client_id.")
 	}
 	return c, err
 }
 
-func (s *Server) fositeClient(c oauthgrant.Client) *fosite.DefaultClient {
+func (s *Server) fositeClient(c oauthstate.Client) *fosite.DefaultClient {
 	return &fosite.DefaultClient{
 		ID: c.ID, RedirectURIs: c.RedirectURIs, Public: true,
 		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},

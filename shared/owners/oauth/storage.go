@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"net/url"
 	"time"
 
@@ -32,9 +32,9 @@ type storedRequest struct {
 // keptForm are the form fields a stored request keeps.
 var keptForm = []string{"redirect_uri", "code_challenge", "code_challenge_method"}
 
-// storage adapts oauthgrant.Grants to the storage interfaces fosite's handlers use.
+// storage adapts oauthstate.Store to the storage interfaces fosite's handlers use.
 type storage struct {
-	grants  oauthgrant.Grants
+	grants  oauthstate.Store
 	clients func(ctx context.Context, id string) (fosite.Client, error)
 }
 
@@ -86,14 +86,14 @@ func (s *storage) put(ctx context.Context, kind, hash string, tokenType fosite.T
 	if exp.IsZero() {
 		exp = time.Now().Add(AuthorizeCodeLifespan)
 	}
-	return s.grants.PutOAuthRecord(ctx, oauthgrant.Record{Kind: kind, Hash: hash, Family: r.GetID(), Active: true, Expires: exp, Request: b})
+	return s.grants.PutOAuthRecord(ctx, oauthstate.Record{Kind: kind, Hash: hash, Family: r.GetID(), Active: true, Expires: exp, Request: b})
 }
 
 // get reads a record; an inactive one, or one whose grant was revoked,
 // comes back with its request and inactive, as fosite's reuse detection needs.
 func (s *storage) get(ctx context.Context, kind, hash string, inactive error) (fosite.Requester, error) {
 	rec, err := s.grants.OAuthRecord(ctx, kind, hash)
-	if errors.Is(err, oauthgrant.ErrNotFound) {
+	if errors.Is(err, oauthstate.ErrNotFound) {
 		return nil, fosite.ErrNotFound
 	}
 	if err != nil {
@@ -104,10 +104,10 @@ func (s *storage) get(ctx context.Context, kind, hash string, inactive error) (f
 		return nil, err
 	}
 	active := rec.Active
-	if active && kind != oauthgrant.KindPKCE {
-		g, err := s.grants.OAuthGrant(ctx, rec.Family)
+	if active && kind != oauthstate.KindPKCE {
+		g, err := s.grants.OAuthConnection(ctx, rec.Family)
 		switch {
-		case errors.Is(err, oauthgrant.ErrNotFound):
+		case errors.Is(err, oauthstate.ErrNotFound):
 			active = false
 		case err != nil:
 			return nil, err
@@ -141,36 +141,36 @@ func (s *storage) CreateAuthorizeCodeSession(ctx context.Context, hash string, r
 		return fmt.Errorf("authorize code without an agent")
 	}
 	name, _ := sess.Extra["client_name"].(string)
-	err := s.grants.PutOAuthGrant(ctx, oauthgrant.Grant{ID: r.GetID(), Owner: sess.Username, Agent: sess.Subject, Client: r.GetClient().GetID(),
+	err := s.grants.PutOAuthConnection(ctx, oauthstate.Connection{ID: r.GetID(), Owner: sess.Username, Agent: sess.Subject, Client: r.GetClient().GetID(),
 		ClientName: name, CreatedAt: time.Now().UTC()})
 	if err != nil {
 		return err
 	}
-	return s.put(ctx, oauthgrant.KindCode, hash, fosite.AuthorizeCode, r)
+	return s.put(ctx, oauthstate.KindCode, hash, fosite.AuthorizeCode, r)
 }
 
 func (s *storage) GetAuthorizeCodeSession(ctx context.Context, hash string, _ fosite.Session) (fosite.Requester, error) {
-	return s.get(ctx, oauthgrant.KindCode, hash, fosite.ErrInvalidatedAuthorizeCode)
+	return s.get(ctx, oauthstate.KindCode, hash, fosite.ErrInvalidatedAuthorizeCode)
 }
 
 func (s *storage) InvalidateAuthorizeCodeSession(ctx context.Context, hash string) error {
-	err := s.grants.DeactivateOAuthRecord(ctx, oauthgrant.KindCode, hash)
-	if errors.Is(err, oauthgrant.ErrInactive) {
+	err := s.grants.DeactivateOAuthRecord(ctx, oauthstate.KindCode, hash)
+	if errors.Is(err, oauthstate.ErrInactive) {
 		return fosite.ErrInvalidatedAuthorizeCode
 	}
 	return err
 }
 
 func (s *storage) CreatePKCERequestSession(ctx context.Context, hash string, r fosite.Requester) error {
-	return s.put(ctx, oauthgrant.KindPKCE, hash, fosite.AuthorizeCode, r)
+	return s.put(ctx, oauthstate.KindPKCE, hash, fosite.AuthorizeCode, r)
 }
 
 func (s *storage) GetPKCERequestSession(ctx context.Context, hash string, _ fosite.Session) (fosite.Requester, error) {
-	return s.get(ctx, oauthgrant.KindPKCE, hash, fosite.ErrNotFound)
+	return s.get(ctx, oauthstate.KindPKCE, hash, fosite.ErrNotFound)
 }
 
 func (s *storage) DeletePKCERequestSession(ctx context.Context, hash string) error {
-	return s.grants.DeleteOAuthRecord(ctx, oauthgrant.KindPKCE, hash)
+	return s.grants.DeleteOAuthRecord(ctx, oauthstate.KindPKCE, hash)
 }
 
 // CreateAccessTokenSession stores the access token in the directory as the
@@ -197,16 +197,16 @@ func (s *storage) GetAccessTokenSession(context.Context, string, fosite.Session)
 func (s *storage) DeleteAccessTokenSession(context.Context, string) error { return nil }
 
 func (s *storage) CreateRefreshTokenSession(ctx context.Context, hash, _ string, r fosite.Requester) error {
-	return s.put(ctx, oauthgrant.KindRefresh, hash, fosite.RefreshToken, r)
+	return s.put(ctx, oauthstate.KindRefresh, hash, fosite.RefreshToken, r)
 }
 
 func (s *storage) GetRefreshTokenSession(ctx context.Context, hash string, _ fosite.Session) (fosite.Requester, error) {
-	return s.get(ctx, oauthgrant.KindRefresh, hash, fosite.ErrInactiveToken)
+	return s.get(ctx, oauthstate.KindRefresh, hash, fosite.ErrInactiveToken)
 }
 
 func (s *storage) DeleteRefreshTokenSession(ctx context.Context, hash string) error {
-	err := s.grants.DeactivateOAuthRecord(ctx, oauthgrant.KindRefresh, hash)
-	if errors.Is(err, oauthgrant.ErrInactive) || errors.Is(err, oauthgrant.ErrNotFound) {
+	err := s.grants.DeactivateOAuthRecord(ctx, oauthstate.KindRefresh, hash)
+	if errors.Is(err, oauthstate.ErrInactive) || errors.Is(err, oauthstate.ErrNotFound) {
 		return nil
 	}
 	return err
@@ -216,8 +216,8 @@ func (s *storage) DeleteRefreshTokenSession(ctx context.Context, hash string) er
 // two refreshes race: the loser is told the token was used); access tokens
 // issued before it run out within AccessTokenLifespan.
 func (s *storage) RotateRefreshToken(ctx context.Context, requestID, hash string) error {
-	if err := s.grants.DeactivateOAuthRecord(ctx, oauthgrant.KindRefresh, hash); err != nil {
-		if errors.Is(err, oauthgrant.ErrInactive) {
+	if err := s.grants.DeactivateOAuthRecord(ctx, oauthstate.KindRefresh, hash); err != nil {
+		if errors.Is(err, oauthstate.ErrInactive) {
 			return fosite.ErrInactiveToken
 		}
 		return err
@@ -236,8 +236,8 @@ func (s *storage) RevokeAccessToken(ctx context.Context, requestID string) error
 }
 
 func (s *storage) revoke(ctx context.Context, id string) error {
-	err := s.grants.RevokeOAuthGrant(ctx, id)
-	if errors.Is(err, oauthgrant.ErrNotFound) {
+	err := s.grants.RevokeOAuthConnection(ctx, id)
+	if errors.Is(err, oauthstate.ErrNotFound) {
 		return fosite.ErrNotFound
 	}
 	return err

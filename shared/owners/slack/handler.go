@@ -14,12 +14,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/useprickle/prickle/shared/auth/link"
-	"github.com/useprickle/prickle/shared/aws/notify"
 	"github.com/useprickle/prickle/shared/domain/audit"
 	"github.com/useprickle/prickle/shared/domain/grant"
 	"github.com/useprickle/prickle/shared/domain/modelspend"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
+	"github.com/useprickle/prickle/shared/owners/notify"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -57,7 +57,7 @@ type Slack interface {
 	Respond(ctx context.Context, responseURL string, body json.RawMessage) error
 }
 
-// Caps decides owners' model-spend caps reached; *spendcap.Service satisfies it.
+// Caps decides owners' model-spend caps reached; *team.ModelSpend satisfies it.
 type Caps interface {
 	Decide(ctx context.Context, owner, agent, day string, raise bool, via string) (modelspend.Status, error)
 }

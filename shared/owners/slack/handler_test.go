@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/useprickle/prickle/shared/aws/notify"
 	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/owners/notify"
 	"github.com/useprickle/prickle/shared/owners/slack"
 )
 

@@ -16,14 +16,13 @@ import (
 
 	"github.com/useprickle/prickle/shared/auth/identity"
 	"github.com/useprickle/prickle/shared/auth/link"
-	"github.com/useprickle/prickle/shared/aws/notify"
-	"github.com/useprickle/prickle/shared/aws/notify/outbox"
 	"github.com/useprickle/prickle/shared/domain/event"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
+	"github.com/useprickle/prickle/shared/owners/notify"
+	"github.com/useprickle/prickle/shared/owners/notify/outbox"
 	"github.com/useprickle/prickle/shared/owners/slack"
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/team/spendcap"
 )
 
 // Slack's side of the tests: the signing secret of the app, the workspace,
@@ -61,7 +60,7 @@ type harness struct {
 	srv   *httptest.Server
 	clock time.Time
 	// spend is the model spend whose caps the Raise / Leave buttons decide.
-	spend *spendcap.Service
+	spend *team.ModelSpend
 }
 
 // syncEvents delivers the service's events to notify at once.
@@ -83,7 +82,7 @@ func newHarness(t *testing.T, b backend) *harness {
 	h.svc = team.New(b.store)
 	h.n = &notify.Notifier{Owners: b.owners, Ledger: b.ledger, Slack: h.box, Signer: signer, BaseURL: "https://app.example.com", Log: log}
 	h.svc.Events = syncEvents{h.n}
-	h.spend = spendcap.New(b.store.(spendcap.Store), syncEvents{h.n}, log)
+	h.spend = team.NewModelSpend(b.store.(team.ModelSpendStore), syncEvents{h.n}, log)
 	endpoint := slack.New(slack.Config{
 		Secret: secret, Replays: b.replays, Signer: signer, Owners: b.owners, Steps: b.store, Decider: h.svc, Caps: h.spend, Slack: h.box,
 		Now: func() time.Time { return h.clock }, Log: log,

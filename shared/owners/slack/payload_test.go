@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/useprickle/prickle/shared/aws/notify"
+	"github.com/useprickle/prickle/shared/owners/notify"
 	"github.com/useprickle/prickle/shared/owners/slack"
 )
 

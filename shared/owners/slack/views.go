@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/useprickle/prickle/shared/auth/link"
-	"github.com/useprickle/prickle/shared/aws/notify"
 	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/owners/notify"
 )
 
 // The Refuse modal: its callback id, and the input that holds the owner's message.

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/useprickle/prickle/shared/aws/notify"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
+	"github.com/useprickle/prickle/shared/owners/notify"
 )
 
 // page is what the approval pages show; render makes it bare and fills in its Root.

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/useprickle/prickle/shared/auth/session"
-	"github.com/useprickle/prickle/shared/aws/notify/outbox"
 	"github.com/useprickle/prickle/shared/domain/audit"
 	"github.com/useprickle/prickle/shared/domain/step"
+	"github.com/useprickle/prickle/shared/owners/notify/outbox"
 )
 
 func TestChannelReaderInMemory(t *testing.T) { runChannelReader(t, newFakeRoom) }

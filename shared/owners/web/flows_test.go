@@ -17,9 +17,9 @@ import (
 
 	"github.com/useprickle/prickle/shared/auth/identity"
 	"github.com/useprickle/prickle/shared/auth/link"
-	"github.com/useprickle/prickle/shared/aws/notify/outbox"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
+	"github.com/useprickle/prickle/shared/owners/notify/outbox"
 	"github.com/useprickle/prickle/shared/owners/web"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/teamtest"

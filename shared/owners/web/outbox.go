@@ -3,7 +3,7 @@ package web
 import (
 	"net/http"
 
-	"github.com/useprickle/prickle/shared/aws/notify/outbox"
+	"github.com/useprickle/prickle/shared/owners/notify/outbox"
 )
 
 // outboxPage is GET /dev/outbox: the dev outbox as a page, newest last, links clickable.

@@ -17,17 +17,16 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/auth/identity"
-	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"github.com/useprickle/prickle/shared/auth/session"
-	"github.com/useprickle/prickle/shared/aws/notify"
-	"github.com/useprickle/prickle/shared/aws/notify/outbox"
 	"github.com/useprickle/prickle/shared/domain/event"
 	"github.com/useprickle/prickle/shared/domain/pulse"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
+	"github.com/useprickle/prickle/shared/owners/notify"
+	"github.com/useprickle/prickle/shared/owners/notify/outbox"
 	"github.com/useprickle/prickle/shared/owners/web"
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/team/spendcap"
 	"github.com/useprickle/prickle/shared/team/teamtest"
 )
 
@@ -38,8 +37,8 @@ import (
 type roomBackend interface {
 	team.Store
 	web.Store
-	spendcap.Store
-	PutOAuthGrant(ctx context.Context, g oauthgrant.Grant) error
+	team.ModelSpendStore
+	PutOAuthConnection(ctx context.Context, g oauthstate.Connection) error
 }
 
 // The room's directory: website-v2 (alice, bob) and mobile-app (carol).
@@ -78,7 +77,7 @@ type roomEnv struct {
 	t     *testing.T
 	store roomBackend
 	svc   *team.Service
-	spend *spendcap.Service
+	spend *team.ModelSpend
 	srv   *httptest.Server
 	clock *clock
 	box   *outbox.Outbox
@@ -102,7 +101,7 @@ func newRoomEnv(t *testing.T, st roomBackend) *roomEnv {
 	// Sign-in Requested, the notifier mints the link and sends it.
 	notifier := &notify.Notifier{Owners: st, Ledger: &memLedger{sent: map[string]bool{}}, Mail: box, Slack: box, Signer: signer, BaseURL: e.srv.URL, Now: c.now, Log: slog.New(slog.DiscardHandler)}
 	svc.Events = publishTo(notifier.Handle)
-	e.spend = spendcap.New(st, svc.Events, slog.New(slog.DiscardHandler))
+	e.spend = team.NewModelSpend(st, svc.Events, slog.New(slog.DiscardHandler))
 	e.spend.Now = c.now
 	h = web.New(web.Config{Service: svc, Spend: e.spend, Store: st, Signer: signer, BaseURL: e.srv.URL, ImageHosts: []string{"Images.Example.org", "bad;host"}, Outbox: box, Now: c.now, Log: slog.New(slog.DiscardHandler)})
 	t.Cleanup(e.srv.Close)
@@ -740,12 +739,12 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		}
 		// What alice's sessions connected is disconnected, and the page names it; bob's stays.
 		ctx := context.Background()
-		for _, g := range []oauthgrant.Grant{
+		for _, g := range []oauthstate.Connection{
 			{ID: "grant_alice_1", Owner: "alice", Agent: "alice/writer", Client: "prk_cl_1", ClientName: "Claude <web>", CreatedAt: e.clock.now()},
 			{ID: "grant_alice_old", Owner: "alice", Agent: "alice/writer", Client: "prk_cl_2", ClientName: "Old connector", CreatedAt: e.clock.now(), Revoked: true},
 			{ID: "grant_bob", Owner: "bob", Agent: "bob/reviewer", Client: "prk_cl_3", ClientName: "Bob's connector", CreatedAt: e.clock.now()},
 		} {
-			if err := e.store.PutOAuthGrant(ctx, g); err != nil {
+			if err := e.store.PutOAuthConnection(ctx, g); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -756,7 +755,7 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 			t.Errorf("sign out everywhere with a connected client = %d:\n%s", r.status, r.text)
 		}
 		for owner, want := range map[string]bool{"alice": true, "bob": false} {
-			grants, err := e.store.OwnerOAuthGrants(ctx, owner)
+			grants, err := e.store.OwnerOAuthConnections(ctx, owner)
 			if err != nil || len(grants) == 0 {
 				t.Fatalf("grants of %s: %v, %v", owner, grants, err)
 			}

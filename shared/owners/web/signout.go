@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"github.com/useprickle/prickle/shared/auth/session"
 )
 
@@ -34,7 +34,7 @@ type signedOutView struct {
 	chrome
 	Owner string
 	// Disconnected are the clients the owner's sessions had connected, ended now.
-	Disconnected []oauthgrant.Grant
+	Disconnected []oauthstate.Connection
 }
 
 // signOutEverywhere is POST /signout-everywhere: it ends every session of
@@ -76,17 +76,17 @@ func (h *Handler) signOutEverywhere(w http.ResponseWriter, r *http.Request) {
 }
 
 // disconnectAll revokes every live OAuth grant of owner and returns them.
-func (h *Handler) disconnectAll(ctx context.Context, owner string) ([]oauthgrant.Grant, error) {
-	grants, err := h.cfg.Store.OwnerOAuthGrants(ctx, owner)
+func (h *Handler) disconnectAll(ctx context.Context, owner string) ([]oauthstate.Connection, error) {
+	grants, err := h.cfg.Store.OwnerOAuthConnections(ctx, owner)
 	if err != nil {
 		return nil, fmt.Errorf("connected applications of %s: %w", owner, err)
 	}
-	var ended []oauthgrant.Grant
+	var ended []oauthstate.Connection
 	for _, g := range grants {
 		if g.Revoked {
 			continue
 		}
-		if err := h.cfg.Store.RevokeOAuthGrant(ctx, g.ID); err != nil {
+		if err := h.cfg.Store.RevokeOAuthConnection(ctx, g.ID); err != nil {
 			return ended, fmt.Errorf("disconnect %s of %s: %w", g.Agent, owner, err)
 		}
 		ended = append(ended, g)

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"github.com/useprickle/prickle/shared/auth/session"
 )
 
 // revokeFails is a store whose OAuth grants cannot be revoked.
 type revokeFails struct{ roomBackend }
 
-func (revokeFails) RevokeOAuthGrant(context.Context, string) error {
+func (revokeFails) RevokeOAuthConnection(context.Context, string) error {
 	return errors.New("table unavailable")
 }
 
@@ -25,7 +25,7 @@ func (revokeFails) RevokeOAuthGrant(context.Context, string) error {
 // everything ended.
 func TestSignOutEverywhereSaysWhatItCouldNotEnd(t *testing.T) {
 	e := newRoomEnv(t, revokeFails{newFakeRoom(t)})
-	if err := e.store.PutOAuthGrant(context.Background(), oauthgrant.Grant{ID: "grant_1", Owner: "alice", Agent: "alice/writer", ClientName: "Claude", CreatedAt: e.clock.now()}); err != nil {
+	if err := e.store.PutOAuthConnection(context.Background(), oauthstate.Connection{ID: "grant_1", Owner: "alice", Agent: "alice/writer", ClientName: "Claude", CreatedAt: e.clock.now()}); err != nil {
 		t.Fatal(err)
 	}
 	alice := e.signIn("alice")

@@ -42,9 +42,8 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/shared/auth/link"
-	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"github.com/useprickle/prickle/shared/auth/session"
-	"github.com/useprickle/prickle/shared/aws/notify/outbox"
 	"github.com/useprickle/prickle/shared/domain/budget"
 	"github.com/useprickle/prickle/shared/domain/grant"
 	"github.com/useprickle/prickle/shared/domain/modelspend"
@@ -53,8 +52,8 @@ import (
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/kit/httprec"
 	"github.com/useprickle/prickle/shared/owners/layout"
+	"github.com/useprickle/prickle/shared/owners/notify/outbox"
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/team/spendcap"
 )
 
 //go:embed templates/*.html
@@ -92,10 +91,10 @@ type Store interface {
 	// run of a task, and each agent's cap, day and month.
 	TaskRuns(ctx context.Context, taskID string) ([]modelspend.Run, error)
 	AgentsSpend(ctx context.Context, agents []string, day, month string) ([]modelspend.AgentSpend, error)
-	// OwnerOAuthGrants and RevokeOAuthGrant disconnect the clients the
+	// OwnerOAuthConnections and RevokeOAuthConnection disconnect the clients the
 	// owner's sessions connected when the owner signs out everywhere.
-	OwnerOAuthGrants(ctx context.Context, owner string) ([]oauthgrant.Grant, error)
-	RevokeOAuthGrant(ctx context.Context, id string) error
+	OwnerOAuthConnections(ctx context.Context, owner string) ([]oauthstate.Connection, error)
+	RevokeOAuthConnection(ctx context.Context, id string) error
 	session.Markers
 	session.Sessions
 }
@@ -105,7 +104,7 @@ type Store interface {
 type Config struct {
 	Service *team.Service
 	// Spend sets owners' model-spend caps and decides the cap pages' links.
-	Spend  *spendcap.Service
+	Spend  *team.ModelSpend
 	Store  Store
 	Signer link.Signer
 	// BaseURL is the public origin of the pages (PUBLIC_BASE_URL); a POST

@@ -1,7 +1,6 @@
 // Package admin holds the operator's commands that no agent tool may do:
 // create projects, owners and agents, mint and revoke agent tokens, start a
-// run for a task (minting its run token), and record an owner's decision.
-// Token secrets are returned once and stored only as hashes.
+// run for a task, and record an owner's decision (tokens through shared/team/mint).
 package admin
 
 import (
@@ -18,10 +17,8 @@ import (
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/team"
+	"github.com/useprickle/prickle/shared/team/mint"
 )
-
-// RunTokenLifetime is how long a run token works: long enough for one agent run.
-const RunTokenLifetime = 4 * time.Hour
 
 // Store is what the admin commands write beyond the team service's reads.
 type Store interface {
@@ -134,140 +131,27 @@ func (a *Admin) CreateAgent(ctx context.Context, id string, projects []string) e
 	return nil
 }
 
+// tokens is the minting the commands share with the waker and the runner API.
+func (a *Admin) tokens() *mint.Tokens { return &mint.Tokens{Store: a.Store, Now: a.Now} }
+
 // MintAgentToken issues a long-lived token for an agent; the secret is shown once.
 func (a *Admin) MintAgentToken(ctx context.Context, agentID string) (string, error) {
-	if _, err := a.Store.Agent(ctx, agentID); err != nil {
-		return "", fmt.Errorf("agent %s: %w", agentID, err)
-	}
-	return a.mint(ctx, ByOperator, identity.Token{Kind: identity.KindAgent, Agent: agentID})
+	return a.tokens().AgentToken(ctx, agentID)
 }
 
 // RevokeAgentTokens revokes every token of an agent, run tokens included.
 func (a *Admin) RevokeAgentTokens(ctx context.Context, agentID string) (int, error) {
-	n, err := a.Store.RevokeAgentTokens(ctx, agentID)
-	if err != nil {
-		return 0, fmt.Errorf("revoke tokens of %s: %w", agentID, err)
-	}
-	now := a.Now().UTC()
-	err = a.auditAgent(ctx, agentID, "", func(project string) audit.Entry {
-		return audit.Entry{At: now, Project: project, Action: audit.TokensRevoked, Actor: ByOperator.Actor, Via: ByOperator.Via,
-			Detail: fmt.Sprintf("%d tokens of %s revoked", n, agentID), Key: "tokens#" + agentID + "#" + now.Format(time.RFC3339Nano)}
-	})
-	return n, err
+	return a.tokens().RevokeAgentTokens(ctx, agentID)
 }
 
-// Run is a started run of an agent on a task, with its token shown once.
-type Run struct {
-	RunID      string `json:"run_id"`
-	RunToken   string `json:"run_token"`
-	TaskID     string `json:"task_id"`
-	Agent      string `json:"agent"`
-	ResumesRun string `json:"resumes_run,omitempty"`
+// StartRun mints a run token for a task, as Prickle does when it wakes a run.
+func (a *Admin) StartRun(ctx context.Context, by mint.Minter, agentID, taskID, resumes string) (mint.Run, error) {
+	return a.tokens().StartRun(ctx, by, agentID, taskID, resumes)
 }
 
-// ErrNoRun means no run can start for that agent on that task (not one of
-// its parties, or the task is closed): the waker skips such a wake-up
-// instead of retrying it.
-var ErrNoRun = errors.New("no run can start")
-
-// StartRun mints a run token bound to (agent, task, run), as Prickle does
-// when it wakes an agent's run; resumes names the run this one continues,
-// and by who mints it (the audit trail says so). The agent is the task's
-// assignee, or its requester (woken to review a result).
-func (a *Admin) StartRun(ctx context.Context, by Minter, agentID, taskID, resumes string) (Run, error) {
-	t, err := a.Store.Task(ctx, taskID)
-	if errors.Is(err, team.ErrNotFound) {
-		return Run{}, fmt.Errorf("task %s: %w: %w", taskID, ErrNoRun, err)
-	}
-	if err != nil {
-		return Run{}, fmt.Errorf("task %s: %w", taskID, err)
-	}
-	if t.Assignee != agentID && t.Requester != agentID {
-		return Run{}, fmt.Errorf("task %s is assigned to %s and requested by %s, not %s: %w", taskID, t.Assignee, t.Requester, agentID, ErrNoRun)
-	}
-	if !t.State.Open() {
-		return Run{}, fmt.Errorf("task %s is %s; a run needs an open task: %w", taskID, t.State, ErrNoRun)
-	}
-	runID := team.RandomID("run_")
-	exp := a.Now().UTC().Add(RunTokenLifetime)
-	secret, err := a.mint(ctx, by, identity.Token{Kind: identity.KindRun, Agent: agentID, TaskID: taskID, RunID: runID, ResumesRun: resumes, ExpiresAt: &exp})
-	if err != nil {
-		return Run{}, err
-	}
-	return Run{RunID: runID, RunToken: secret, TaskID: taskID, Agent: agentID, ResumesRun: resumes}, nil
-}
-
-// EndRun ends a run's token, whose hash is given: its runner said the run
-// ended (actor the agent, via "prickle-runner"), or its wake-up was claimed
-// again, so the earlier claim's run is over (actor "system", via the
-// wake-up). A token already revoked is ended again without harm.
+// EndRun ends a run's token, whose hash is given.
 func (a *Admin) EndRun(ctx context.Context, agentID, taskID, runID, hash, actor, via string) error {
-	if err := a.Store.RevokeToken(ctx, hash); err != nil {
-		return fmt.Errorf("end run %s: %w", runID, err)
-	}
-	now := a.Now().UTC()
-	return a.auditAgent(ctx, agentID, taskID, func(project string) audit.Entry {
-		return audit.Entry{At: now, Project: project, Action: audit.TokenRevoked, Actor: actor, Via: via, TaskID: taskID,
-			Detail: fmt.Sprintf("run token %s… of run %s ended", hash[:12], runID), Key: "token-end#" + hash[:16]}
-	})
-}
-
-func (a *Admin) mint(ctx context.Context, by Minter, t identity.Token) (string, error) {
-	secret, err := identity.NewSecret(t.Kind)
-	if err != nil {
-		return "", err
-	}
-	t.Hash = identity.Hash(secret)
-	t.CreatedAt = a.Now().UTC()
-	if err := a.Store.PutToken(ctx, t); err != nil {
-		return "", fmt.Errorf("store %s token for %s: %w", t.Kind, t.Agent, err)
-	}
-	// The audit names the token by the start of its hash, never by its secret.
-	err = a.auditAgent(ctx, t.Agent, t.TaskID, func(project string) audit.Entry {
-		detail := fmt.Sprintf("%s token %s… for %s", t.Kind, t.Hash[:12], t.Agent)
-		if t.Kind == identity.KindRun {
-			detail += fmt.Sprintf(", run %s", t.RunID)
-			if t.ResumesRun != "" {
-				detail += fmt.Sprintf(" resuming %s", t.ResumesRun)
-			}
-		}
-		if by.For != "" {
-			detail += "; " + by.For
-		}
-		return audit.Entry{At: t.CreatedAt, Project: project, Action: audit.TokenMinted, Actor: by.Actor, Via: by.Via,
-			TaskID: t.TaskID, Detail: detail, Key: "token#" + t.Hash[:16]}
-	})
-	if err != nil {
-		return "", err
-	}
-	return secret, nil
-}
-
-// auditAgent records an entry about an agent's tokens in the trail of the
-// task's project (a run token) or of every project of the agent.
-func (a *Admin) auditAgent(ctx context.Context, agentID, taskID string, entry func(project string) audit.Entry) error {
-	var projects []string
-	if taskID != "" {
-		t, err := a.Store.Task(ctx, taskID)
-		if err != nil {
-			return fmt.Errorf("audit token of %s: task %s: %w", agentID, taskID, err)
-		}
-		projects = []string{t.Project}
-	} else {
-		ag, err := a.Store.Agent(ctx, agentID)
-		if err != nil {
-			return fmt.Errorf("audit tokens of %s: %w", agentID, err)
-		}
-		projects = ag.Projects
-	}
-	entries := make([]audit.Entry, 0, len(projects))
-	for _, p := range projects {
-		entries = append(entries, entry(p))
-	}
-	if err := a.Store.AppendAudit(ctx, entries...); err != nil {
-		return fmt.Errorf("audit tokens of %s: %w", agentID, err)
-	}
-	return nil
+	return a.tokens().EndRun(ctx, agentID, taskID, runID, hash, actor, via)
 }
 
 // DecideStep records an owner's decision on a pending step (approval links

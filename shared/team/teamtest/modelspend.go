@@ -9,12 +9,11 @@ import (
 	"github.com/useprickle/prickle/shared/domain/budget"
 	"github.com/useprickle/prickle/shared/domain/modelspend"
 	"github.com/useprickle/prickle/shared/team"
-	"github.com/useprickle/prickle/shared/team/spendcap"
 )
 
-var _ spendcap.Store = (*Store)(nil)
+var _ team.ModelSpendStore = (*Store)(nil)
 
-// spending is the model spend the pages read and spendcap writes: runs by
+// spending is the model spend the pages read and team.ModelSpend writes: runs by
 // task, caps, days and months by agent. Its maps are guarded by Store.mu.
 type spending struct {
 	runs   map[string][]modelspend.Run    // task id → runs

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/useprickle/prickle/shared/auth/oauthgrant"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"github.com/useprickle/prickle/shared/auth/session"
 	"github.com/useprickle/prickle/shared/team"
 )
@@ -17,15 +17,15 @@ import (
 // by Store.mu.
 type people struct {
 	owners    map[string]team.Owner
-	used      map[string]bool             // sign-in nonce → used
-	asked     map[string]int              // sign-in bound key → requests counted
-	live      map[string]map[string]bool  // owner → session id → recorded
-	connected map[string]oauthgrant.Grant // OAuth grant id → grant
+	used      map[string]bool                  // sign-in nonce → used
+	asked     map[string]int                   // sign-in bound key → requests counted
+	live      map[string]map[string]bool       // owner → session id → recorded
+	connected map[string]oauthstate.Connection // OAuth grant id → grant
 }
 
 func newPeople() people {
 	return people{owners: map[string]team.Owner{}, used: map[string]bool{}, asked: map[string]int{}, live: map[string]map[string]bool{},
-		connected: map[string]oauthgrant.Grant{}}
+		connected: map[string]oauthstate.Connection{}}
 }
 
 // AddOwner seeds an owner, replacing any with the same name.

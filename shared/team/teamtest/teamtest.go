@@ -1,7 +1,7 @@
 // Package teamtest is an in-memory team.Store: the fake for domain tests only.
 // It also keeps what the web pages read beyond it (owners, a project's
 // agents, sign-in links, sessions and connected OAuth clients: web.Store)
-// and the team's model spend (spendcap.Store), so the pages' tests run
+// and the team's model spend (team.ModelSpendStore), so the pages' tests run
 // against the same fake.
 //
 // It keeps the contract of the ports in shared/team, including the parts

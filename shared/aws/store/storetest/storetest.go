@@ -33,9 +33,9 @@ func Endpoint(t testing.TB) string {
 	endpoint := os.Getenv(EndpointEnv)
 	if endpoint == "" {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set, and CI is: integration tests must run in CI. Run them with infra/moto/with-emulator.sh", EndpointEnv)
+			t.Fatalf("%s is not set, and CI is: integration tests must run in CI. Run them with infra/dev/emulator/with-emulator.sh", EndpointEnv)
 		}
-		t.Skipf("SKIPPED: %s is not set. Run: infra/moto/with-emulator.sh go test -tags integration ./...", EndpointEnv)
+		t.Skipf("SKIPPED: %s is not set. Run: infra/dev/emulator/with-emulator.sh go test -tags integration ./...", EndpointEnv)
 	}
 	return endpoint
 }

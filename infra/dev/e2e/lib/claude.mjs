@@ -1,0 +1,30 @@
+// Claude Code (pinned in package.json) as the claude suites start it: where it is installed, why a
+// suite skips without it, and one bounded run.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { E2E_DIR, IN_CI } from './env.mjs';
+
+export const CLAUDE = resolve(E2E_DIR, 'node_modules', '.bin', 'claude');
+
+/** The reason to skip: the stack's, else a missing Claude Code (which in CI fails instead). */
+export function claudeSkipReason(stackSkip) {
+  if (stackSkip || existsSync(CLAUDE)) return stackSkip;
+  const reason = `no Claude Code at ${CLAUDE} (npm ci in infra/dev/e2e)`;
+  if (IN_CI) throw new Error(`CI: ${reason}`);
+  return reason;
+}
+
+/** Runs Claude Code once in `cwd` with `env`, killed after `timeoutMs`; resolves with its exit and output. */
+export function runClaude(args, { cwd, env, timeoutMs }) {
+  return new Promise((done, fail) => {
+    const child = spawn(CLAUDE, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', (e) => { clearTimeout(timer); fail(e); });
+    child.on('close', (code, signal) => { clearTimeout(timer); done({ code, signal, stdout, stderr }); });
+  });
+}
