@@ -21,7 +21,8 @@
 # and stops the stack (its whole process group) on exit. Logs: $ARTIFACTS (default infra/dev/e2e/artifacts).
 #
 # Installs nothing: expects `npm ci` in infra/dev/e2e and the project venv (.venv, infra/dev/requirements.txt).
-# Env: E2E_SUITES="ts py raw conformance" to run a subset (not honoured under CI), PRICKLE_E2E_URL to
+# Usage: infra/dev/e2e/run.sh [suite …] runs those suites (all of them without one; every one under CI).
+# Env: E2E_SUITES="ts py raw conformance" also names a subset (not honoured under CI), PRICKLE_E2E_URL to
 # test an already running stack (with PRICKLE_LOCAL_JSON pointing at its local.json) instead of starting one.
 set -uo pipefail
 E2E="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -29,7 +30,7 @@ ROOT="$(cd "$E2E/../../.." && pwd)"
 cd "$ROOT"
 export ARTIFACTS="${ARTIFACTS:-$E2E/artifacts}"
 rm -rf "$ARTIFACTS"; mkdir -p "$ARTIFACTS"
-SUITES="${E2E_SUITES:-ts py raw conformance web story owners slack claude runner oauth pages}"
+SUITES="${*:-${E2E_SUITES:-ts py raw conformance web story owners slack claude runner oauth pages}}"
 [[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story owners slack claude runner oauth pages"
 PY="${PRICKLE_VENV:-$ROOT/.venv}/bin/python"
 
