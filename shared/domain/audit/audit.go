@@ -31,7 +31,7 @@ const (
 	ViaAdmin  = "admin cli"
 	ViaMCP    = "mcp"
 	ViaSystem = "system"
-	// ViaWebhook is a run token the wake function minted for a wake-up it
+	// ViaWebhook is a run token the wakeup function minted for a wake-up it
 	// delivered to the agent's webhook; one minted at a runner's claim of a
 	// pull wake-up is via ViaWakeup(its id).
 	ViaWebhook = "wake-up webhook"

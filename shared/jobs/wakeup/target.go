@@ -1,5 +1,5 @@
 package wakeup
 
-// Target is the wake function's logical id in template.yaml: the name its
+// Target is the wakeup function's logical id in template.yaml: the name its
 // rule delivers to, the local bus's handler key and its dedup target.
 const Target = "WakeFunction"

@@ -44,7 +44,7 @@ type RunStarter interface {
 	StartRun(ctx context.Context, by mint.Minter, agentID, taskID, resumes string) (mint.Run, error)
 }
 
-// Waker is the wake function's logic: it turns events into signed wake
+// Waker is the wakeup function's logic: it turns events into signed wake
 // requests to the agents concerned.
 type Waker struct {
 	Hooks Hooks

@@ -14,7 +14,7 @@ type Minter struct{ Actor, Via, For string }
 // ByOperator is an operator running the admin CLI (or a tool doing its work).
 var ByOperator = Minter{Actor: "operator", Via: audit.ViaAdmin}
 
-// ByWebhook is the wake function, minting the run of a wake-up it delivers
+// ByWebhook is the wakeup function, minting the run of a wake-up it delivers
 // to the agent's webhook for an event.
 func ByWebhook(eventID, reason string) Minter {
 	return Minter{Actor: task.System, Via: audit.ViaWebhook, For: fmt.Sprintf("woken by event %s for %s", eventID, reason)}
