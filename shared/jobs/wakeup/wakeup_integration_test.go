@@ -96,7 +96,7 @@ func TestWakeURLDownThenUp(t *testing.T) {
 }
 
 // TestRunTokensSayWhoMintedThem: the audit trail records a run token the
-// wake function mints for a webhook delivery as minted by Prickle for that
+// wakeup function mints for a webhook delivery as minted by Prickle for that
 // event and reason, and one an operator mints with the admin CLI as theirs.
 func TestRunTokensSayWhoMintedThem(t *testing.T) {
 	st, adm, tk := routedTask(t, "tsk_minted1")
