@@ -28,12 +28,6 @@ const (
 	Consumed  Status = "consumed"
 )
 
-// UseWindow is how long an approved step may be used.
-const UseWindow = 15 * time.Minute
-
-// DefaultPendingDeadline is how long a step waits for its owner unless the project says otherwise.
-const DefaultPendingDeadline = 24 * time.Hour
-
 // Step is one exact call asked of an owner.
 type Step struct {
 	ID          string          `json:"step_id"`
@@ -101,15 +95,6 @@ func Fingerprint(taskID, toolName string, canonicalInput []byte) string {
 		h.Write(part)
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// Effective returns the step as it stands at now: a pending or approved step
-// past its expiry is expired even if no writer has said so yet.
-func (s Step) Effective(now time.Time) Step {
-	if (s.Status == Pending || s.Status == Approved) && !now.Before(s.ExpiresAt) {
-		s.Status = Expired
-	}
-	return s
 }
 
 // Live reports whether the step still answers the same call: a refused step
