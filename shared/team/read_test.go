@@ -247,7 +247,7 @@ func TestUpdatePulseRefusesATaskOfAnotherProject(t *testing.T) {
 // TestPulseNamesRefuseSpoofing: a file or branch name on Team Pulse that
 // holds a control character (C0 with NUL and line breaks, DEL, C1), a line
 // or paragraph separator or a bidirectional format character (U+202E makes
-// src/‮gnp.exe read as src/exe.png) is refused at the tool's edge, naming
+// src/<U+202E>gnp.exe read as src/exe.png) is refused at the tool's edge, naming
 // the field and the character; nothing is stored. Names in any script pass.
 func TestPulseNamesRefuseSpoofing(t *testing.T) {
 	f := newFixture(t)

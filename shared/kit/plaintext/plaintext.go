@@ -4,7 +4,7 @@
 // (C0 with NUL, tab and line breaks, DEL, C1), the line and paragraph
 // separators, and the bidirectional format characters (U+061C, U+200E,
 // U+200F, U+202A–U+202E, U+2066–U+2069: a right-to-left override makes
-// src/‮gnp.exe read as src/exe.png) are what it refuses or strips. Letters
+// src/<U+202E>gnp.exe read as src/exe.png) are what it refuses or strips. Letters
 // of every script pass.
 package plaintext
 
