@@ -8,10 +8,14 @@ import (
 	"github.com/useprickle/prickle/shared/auth/identity"
 	"github.com/useprickle/prickle/shared/domain/pulse"
 	"github.com/useprickle/prickle/shared/domain/task"
+	"github.com/useprickle/prickle/shared/kit/plaintext"
 )
 
 // UpdatePulse stores what the caller is doing now in a project's Team Pulse.
 func (s *Service) UpdatePulse(ctx context.Context, c identity.Caller, in UpdatePulseInput) (UpdatePulseOutput, error) {
+	if err := pulseNames(in); err != nil {
+		return UpdatePulseOutput{}, err
+	}
 	if err := s.joined(ctx, c, in.Project); err != nil {
 		return UpdatePulseOutput{}, err
 	}
@@ -41,6 +45,24 @@ func (s *Service) UpdatePulse(ctx context.Context, c identity.Caller, in UpdateP
 		return UpdatePulseOutput{}, fmt.Errorf("store pulse of %s on task %s: %w", c.Agent, in.TaskID, err)
 	}
 	return UpdatePulseOutput{Pulse: e}, nil
+}
+
+// pulseNames refuses, before anything is read or stored, a file or branch
+// name that holds a character that could hide or reorder what Team Pulse
+// shows (plaintext.Spoofs); task_id is patterned by the schema.
+func pulseNames(in UpdatePulseInput) error {
+	const rule = "names on Team Pulse take no control, line-break or bidirectional format characters; nothing was stored"
+	for i, f := range in.Files {
+		if bad := plaintext.Check(f); bad != "" {
+			return task.Refusef("files[%d] holds %s: %s", i, bad, rule)
+		}
+	}
+	if in.Branch != nil {
+		if bad := plaintext.Check(*in.Branch); bad != "" {
+			return task.Refusef("branch holds %s: %s", bad, rule)
+		}
+	}
+	return nil
 }
 
 // pulseTaskRefusal says why a pulse naming a task was not stored: the task

@@ -1,8 +1,10 @@
 package team_test
 
 import (
+	"errors"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -240,4 +242,55 @@ func TestUpdatePulseRefusesATaskOfAnotherProject(t *testing.T) {
 	mob := f.handOff(bob, "mobile", carol.Agent, "code")
 	_, err := f.svc.UpdatePulse(ctx, bob, team.UpdatePulseInput{Project: "website-v2", Doing: "x", TaskID: mob.ID})
 	wantRefusal(t, err, "task tsk_1 belongs to project mobile, not website-v2")
+}
+
+// TestPulseNamesRefuseSpoofing: a file or branch name on Team Pulse that
+// holds a control character (C0 with NUL and line breaks, DEL, C1), a line
+// or paragraph separator or a bidirectional format character (U+202E makes
+// src/<U+202E>gnp.exe read as src/exe.png) is refused at the tool's edge, naming
+// the field and the character; nothing is stored. Names in any script pass.
+func TestPulseNamesRefuseSpoofing(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.svc.UpdatePulse(ctx, bob, team.UpdatePulseInput{Project: "website-v2", Doing: "Fixing", Files: []string{"src/ok.ts"}}); err != nil {
+		t.Fatal(err)
+	}
+	str := func(s string) *string { return &s }
+	for _, c := range []struct {
+		name   string
+		in     team.UpdatePulseInput
+		refuse string
+	}{
+		{"right-to-left override", team.UpdatePulseInput{Files: []string{"src/ok.ts", "src/\u202egnp.exe"}}, "files[1] holds U+202E"},
+		{"NUL", team.UpdatePulseInput{Files: []string{"a\x00b.ts"}}, "files[0] holds U+0000"},
+		{"line feed", team.UpdatePulseInput{Files: []string{"src/a.ts\nsrc/b.ts"}}, "files[0] holds U+000A"},
+		{"carriage return", team.UpdatePulseInput{Files: []string{"a.ts\r"}}, "files[0] holds U+000D"},
+		{"DEL", team.UpdatePulseInput{Files: []string{"a\x7f.ts"}}, "files[0] holds U+007F"},
+		{"C1 next line", team.UpdatePulseInput{Files: []string{"a\u0085.ts"}}, "files[0] holds U+0085"},
+		{"line separator", team.UpdatePulseInput{Files: []string{"a\u2028.ts"}}, "files[0] holds U+2028"},
+		{"left-to-right embedding", team.UpdatePulseInput{Files: []string{"\u202ax.ts"}}, "files[0] holds U+202A"},
+		{"first strong isolate", team.UpdatePulseInput{Files: []string{"x\u2068.ts"}}, "files[0] holds U+2068"},
+		{"pop directional isolate", team.UpdatePulseInput{Files: []string{"x\u2069.ts"}}, "files[0] holds U+2069"},
+		{"right-to-left mark", team.UpdatePulseInput{Files: []string{"x\u200f.ts"}}, "files[0] holds U+200F"},
+		{"Arabic letter mark", team.UpdatePulseInput{Files: []string{"x\u061c.ts"}}, "files[0] holds U+061C"},
+		{"branch with an override", team.UpdatePulseInput{Branch: str("fix/\u202enur"), Files: []string{"a.ts"}}, "branch holds U+202E"},
+		{"branch with a line break", team.UpdatePulseInput{Branch: str("main\nevil")}, "branch holds U+000A"},
+	} {
+		c.in.Project, c.in.Doing = "website-v2", "Spoofing"
+		_, err := f.svc.UpdatePulse(ctx, bob, c.in)
+		var r *task.Refusal
+		if !errors.As(err, &r) || !strings.Contains(r.Msg, c.refuse) || !strings.Contains(r.Msg, "nothing was stored") {
+			t.Errorf("%s: err = %v, want a refusal saying %q and that nothing was stored", c.name, err, c.refuse)
+		}
+	}
+	room, err := f.svc.ReadRoom(ctx, alice, team.ReadRoomInput{Project: "website-v2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(room.Pulse) != 1 || room.Pulse[0].Doing != "Fixing" || !slices.Equal(room.Pulse[0].Files, []string{"src/ok.ts"}) {
+		t.Errorf("a refused pulse was stored: %+v", room.Pulse)
+	}
+	names := []string{"docs/café.md", "src/日本語.ts", "src/ملف.ts", "src/קובץ.ts", "app/[id]/page.tsx", "a b/c-d_e.ts"}
+	if _, err := f.svc.UpdatePulse(ctx, bob, team.UpdatePulseInput{Project: "website-v2", Doing: "Names", Branch: str("fix/ملف"), Files: names}); err != nil {
+		t.Errorf("names in other scripts refused: %v", err)
+	}
 }

@@ -30,6 +30,9 @@ type Caller struct {
 	TaskID     string
 	RunID      string
 	ResumesRun string
+	// Issued is when the token was minted (for a run token: when its run
+	// began), as stored with it.
+	Issued time.Time
 	// Projects are the project slugs the agent belonged to as its token
 	// says; they count only when ProjectsKnown (tokens stored before
 	// memberships were copied onto them leave it false, and the team service
@@ -114,7 +117,7 @@ func Authenticate(ctx context.Context, tokens TokenLookup, secret string, now ti
 	}
 	owner, _, _ := strings.Cut(t.Agent, "/")
 	return Caller{Agent: t.Agent, Owner: owner, Kind: t.Kind, TaskID: t.TaskID, RunID: t.RunID, ResumesRun: t.ResumesRun,
-		Projects: t.Projects, ProjectsKnown: t.ProjectsKnown}, nil
+		Issued: t.CreatedAt, Projects: t.Projects, ProjectsKnown: t.ProjectsKnown}, nil
 }
 
 type callerKey struct{}

@@ -119,7 +119,7 @@ func (h *Handler) start(ctx context.Context, w http.ResponseWriter, caller ident
 		line.outcome = "held"
 		writeJSON(w, http.StatusConflict, map[string]string{
 			"error":      fmt.Sprintf("%s reached its daily model-spend cap: the run does not start; its wake-up waits in Prickle (claimed with the agent token) until the owner raises the cap or the next UTC day", caller.Agent),
-			"held_until": modelspend.NextDay(now).Format(time.RFC3339), "wakeup": heldID(caller, now),
+			"held_until": modelspend.NextDay(now).Format(time.RFC3339), "wakeup": heldID(caller),
 		})
 		return
 	}
@@ -127,15 +127,25 @@ func (h *Handler) start(ctx context.Context, w http.ResponseWriter, caller ident
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// heldID is the id of the wake-up a held run is put back as.
-func heldID(caller identity.Caller, now time.Time) string {
-	return wakeup.PendingID("held:"+caller.RunID, caller.Agent, now)
+// heldID is the id of the wake-up a held run is put back as: the run's
+// own, made of its run id and when its token was minted, never of the
+// time of the request. Racing starts of one run, or a runner's retry after
+// a lost answer, store the one wake-up (a put of an existing id changes
+// nothing), so a held run comes back as one run.
+func heldID(caller identity.Caller) string {
+	began := caller.Issued
+	if began.IsZero() {
+		began = time.UnixMilli(0)
+	}
+	return wakeup.PendingID("held:"+caller.RunID, caller.Agent, began)
 }
 
 // putBack stores the held run's wake-up for pull, keeps it past its first
-// day and ends the run's token.
+// day and ends the run's token. Each step is idempotent for the run: a
+// failure before the token ends leaves it working, and the runner's retry
+// stores nothing twice.
 func (h *Handler) putBack(ctx context.Context, caller identity.Caller, bearer, reason string, now time.Time) error {
-	p := wakeup.Pending{ID: heldID(caller, now), Agent: caller.Agent, TaskID: caller.TaskID, Reason: reason,
+	p := wakeup.Pending{ID: heldID(caller), Agent: caller.Agent, TaskID: caller.TaskID, Reason: reason,
 		ResumesRun: caller.ResumesRun, EventID: "held:" + caller.RunID, CreatedAt: now}
 	if err := h.cfg.Queue.PutPendingWakeup(ctx, p); err != nil {
 		return fmt.Errorf("put back the wake-up of run %s: %w", caller.RunID, err)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -263,5 +264,72 @@ func TestStartAttacks(t *testing.T) {
 	}
 	if !e.works(run.RunToken) {
 		t.Error("a refused start ended the run's token")
+	}
+}
+
+// TestRacingStartsOverTheCapPutBackOneWakeup: six POST /runner/start at
+// once with one run token over the cap (or a runner retrying after a lost
+// answer) put the run back once: one wake-up, whose id each 409 names, and
+// after the raise one claim hands out one run of the task.
+func TestRacingStartsOverTheCapPutBackOneWakeup(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	tk := e.routed("tsk_start03")
+	routed := e.claim(e.alice, `{"wait_seconds":0}`)
+	if len(routed) != 1 || e.ack(e.alice, routed[0]) != http.StatusNoContent {
+		t.Fatalf("routed: %+v", routed)
+	}
+	must(t, e.spend.SetCap(ctx, "alice", "website-v2", "alice/writer", usd(1), audit.ViaOwners))
+	spent, err := e.adm.StartRun(ctx, mint.ByOperator, "alice/writer", tk.ID, "")
+	must(t, err)
+	if code, _ := e.post(runnerapi.EndedPath, spent.RunToken, `{"cost_usd":2}`); code != http.StatusNoContent {
+		t.Fatal("report")
+	}
+	run, err := e.adm.StartRun(ctx, mint.ByWebhook("ev_decided", wakeup.ReasonStepDecided), "alice/writer", tk.ID, routed[0].Delivery.RunID)
+	must(t, err)
+	const n = 6
+	codes := make([]int, n)
+	bodies := make([][]byte, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], bodies[i] = e.post(runnerapi.StartPath, run.RunToken, `{"reason":"step_decided"}`)
+		}()
+	}
+	wg.Wait()
+	ids := map[string]bool{}
+	for i := range n {
+		switch codes[i] {
+		case http.StatusConflict:
+			var a heldAnswer
+			must(t, json.Unmarshal(bodies[i], &a))
+			ids[a.Wakeup] = true
+		case http.StatusUnauthorized: // came after the token ended
+		default:
+			t.Errorf("racing start = %d %s, want 409 or 401", codes[i], bodies[i])
+		}
+	}
+	if len(ids) != 1 {
+		t.Errorf("the 409s name %d wake-ups (%v), want one", len(ids), ids)
+	}
+	if e.works(run.RunToken) {
+		t.Error("the held run's token still works")
+	}
+	// A runner retrying with the run token after a lost answer is refused.
+	if code, _ := e.post(runnerapi.StartPath, run.RunToken, `{"reason":"step_decided"}`); code != http.StatusUnauthorized {
+		t.Errorf("a retry after the token ended = %d, want 401", code)
+	}
+	stored, err := e.st.ClaimableWakeups(ctx, "alice/writer", e.now().Add(time.Minute), 10)
+	must(t, err)
+	if len(stored) != 1 {
+		t.Fatalf("stored %d put-back wake-ups for one run, want 1: %+v", len(stored), stored)
+	}
+	_, err = e.spend.Decide(ctx, "alice", "alice/writer", modelspend.Day(e.now()), true, audit.ViaOwners)
+	must(t, err)
+	got := e.claim(e.alice, `{"wait_seconds":0,"max":10}`)
+	if len(got) != 1 || !ids[got[0].ID] || got[0].Delivery.TaskID != tk.ID || got[0].Delivery.ResumesRun != routed[0].Delivery.RunID {
+		t.Fatalf("after the raise one claim returned %+v, want the one held run", got)
 	}
 }

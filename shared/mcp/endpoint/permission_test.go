@@ -221,3 +221,30 @@ func TestRequestStepAnswersRunAsOneTextBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdatePulseRefusesSpoofedNamesAsToolErrors: through MCP, a pulse
+// file holding a right-to-left override, NUL or a line break is an isError
+// result naming the field and the character (not a protocol error), and a
+// plain name is stored.
+func TestUpdatePulseRefusesSpoofedNamesAsToolErrors(t *testing.T) {
+	h := permissionStack(t)
+	for _, e := range eras {
+		for file, says := range map[string]string{"src/\u202egnp.exe": "files[0] holds U+202E", "a\x00b.ts": "files[0] holds U+0000", "a.ts\nb.ts": "files[0] holds U+000A"} {
+			res := e.call(t, h, agentSecret, "tools/call", "update_pulse", map[string]any{"name": "update_pulse",
+				"arguments": map[string]any{"project": "website-v2", "doing": "Spoofing", "files": []string{file}}})
+			content, _ := res["content"].([]any)
+			text := ""
+			if len(content) == 1 {
+				text, _ = content[0].(map[string]any)["text"].(string)
+			}
+			if res["isError"] != true || !strings.Contains(text, says) || !strings.Contains(text, "nothing was stored") {
+				t.Errorf("%s: update_pulse with %q = %v; want isError saying %q", e.name, file, res, says)
+			}
+		}
+		ok := e.call(t, h, agentSecret, "tools/call", "update_pulse", map[string]any{"name": "update_pulse",
+			"arguments": map[string]any{"project": "website-v2", "doing": "Editing", "files": []string{"src/ملف.ts"}}})
+		if ok["isError"] == true {
+			t.Errorf("%s: a plain name refused: %v", e.name, ok)
+		}
+	}
+}

@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"github.com/useprickle/prickle/shared/auth/session"
+	"github.com/useprickle/prickle/shared/kit/plaintext"
 )
 
 // Bounds on what a client may register: every stored input is bounded.
@@ -108,12 +108,7 @@ func validateRegistration(req registrationRequest) (oauthstate.Client, *metadata
 			return bad("invalid_redirect_uri", "%s", msg)
 		}
 	}
-	name := strings.TrimSpace(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-			return -1
-		}
-		return r
-	}, req.ClientName))
+	name := strings.TrimSpace(plaintext.Strip(req.ClientName))
 	if name == "" {
 		name = "an unnamed client"
 	}

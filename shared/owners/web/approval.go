@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/useprickle/prickle/shared/auth/link"
+	"github.com/useprickle/prickle/shared/auth/session"
 	"github.com/useprickle/prickle/shared/domain/audit"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
@@ -159,6 +160,7 @@ func (h *Handler) showApproval(w http.ResponseWriter, r *http.Request) {
 		p.CanDecide, p.SignInAs, p.Next = false, c.Owner, "a/"+token
 	} else if p.CanDecide {
 		p.FormToken = h.cfg.Signer.FormToken(token)
+		p.offerEditSignIn(c, token, g, me)
 	} else if done && strings.HasPrefix(p.Decided, "Already decided by") {
 		p.Heading = "Your decision is recorded"
 		p.Notice, p.NoticeClass = "Thank you: the agent is told. This link can decide nothing more.", "ok"
@@ -241,6 +243,10 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		approve, edit = true, true
 		if c.Kind != link.KindStep {
 			h.badForm(w, r, "Only a step's call can be edited.")
+			return
+		}
+		if editNeedsSignIn(g, me) {
+			h.editNeedsSession(w, r, c, token, g, me)
 			return
 		}
 	case "refuse":
@@ -333,6 +339,33 @@ func (h *Handler) editRefused(w http.ResponseWriter, r *http.Request, c link.Cla
 	}
 	p.Notice, p.NoticeClass = "Nothing was decided: "+strings.TrimSuffix(why, "; nothing was decided")+".", "warn"
 	h.render(w, r, status, "approval.html", p)
+}
+
+// editNeedsSession answers an edit sent with a link alone (nobody signed
+// in): 403, nothing decided, the page again with the sign-in to edit.
+func (h *Handler) editNeedsSession(w http.ResponseWriter, r *http.Request, c link.Claims, token string, g gate, me session.Session) {
+	infoOf(r).outcome = "edit_needs_sign_in"
+	p, err := h.load(r.Context(), c)
+	if err != nil {
+		h.loadFailed(w, r, err)
+		return
+	}
+	p.WhoDecides = whoDecides(c)
+	if p.CanDecide {
+		p.FormToken = h.cfg.Signer.FormToken(token)
+		p.offerEditSignIn(c, token, g, me)
+	}
+	p.Notice = fmt.Sprintf("Nothing was decided. Editing a call needs %[1]s signed in: this link by itself approves or refuses only the call as asked. To edit it, sign in as %[1]s; the sign-in link brings this browser back here.", c.Owner)
+	p.NoticeClass = "warn"
+	h.render(w, r, http.StatusForbidden, "approval.html", p)
+}
+
+// offerEditSignIn sets the page of a pending step that its link lets
+// decide with nobody signed in to offer the sign-in to edit, instead of the edit.
+func (p *page) offerEditSignIn(c link.Claims, token string, g gate, me session.Session) {
+	if c.Kind == link.KindStep && p.Step != nil && p.Step.Edit.Editable && editNeedsSignIn(g, me) {
+		p.EditSignInAs, p.Next = c.Owner, "a/"+token
+	}
 }
 
 func (h *Handler) badForm(w http.ResponseWriter, r *http.Request, why string) {

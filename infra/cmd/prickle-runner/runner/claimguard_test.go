@@ -27,7 +27,7 @@ func TestHolderOf(t *testing.T) {
 			entry("eve/old", 5*time.Minute, "src/app.ts")}, "dan/fixer"},
 	}
 	for _, tt := range tests {
-		h := holderOf(tt.entries, "alice/writer", "src/app.ts", now, 30*time.Minute)
+		h := holderOf(tt.entries, "alice/writer", "", "src/app.ts", now, 30*time.Minute)
 		got := ""
 		if h != nil {
 			got = h.Agent
@@ -36,7 +36,7 @@ func TestHolderOf(t *testing.T) {
 			t.Errorf("%s: holder %q, want %q", tt.name, got, tt.want)
 		}
 	}
-	h := holderOf([]pulse.Entry{entry("bob/coder", 28*time.Minute, "src/app.ts")}, "alice/writer", "src/app.ts", now, 30*time.Minute)
+	h := holderOf([]pulse.Entry{entry("bob/coder", 28*time.Minute, "src/app.ts")}, "alice/writer", "", "src/app.ts", now, 30*time.Minute)
 	if want := "bob/coder holds src/app.ts for task tsk_bob since 14:02 UTC; it is released when bob/coder's Team Pulse lets it go, or at 14:32 UTC if not renewed"; h.says("src/app.ts", now) != want {
 		t.Errorf("says %q, want %q", h.says("src/app.ts", now), want)
 	}

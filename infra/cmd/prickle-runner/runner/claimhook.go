@@ -130,7 +130,7 @@ func GuardedHook(ctx context.Context, in io.Reader, out io.Writer, env HookEnv, 
 		return writeHook(out, "deny", clip(why+"; the edit was not made. Try it again in a moment, or checkpoint and end your turn.", 1000), nil)
 	}
 	now := c.now()
-	h := holderOf(entries, c.settings.Agent, rel, now, window(c.settings))
+	h := holderOf(entries, c.settings.Agent, c.root, rel, now, window(c.settings))
 	if h == nil && allowListed(call.ToolName, env.Allowed) {
 		note := c.claim(read, entries, rel)
 		unlock()
@@ -201,7 +201,7 @@ func (c *claimer) claimIfFree(ctx context.Context, rel string) string {
 	if err != nil {
 		return clip("prickle-runner could not claim "+rel+" on Team Pulse ("+err.Error()+"): teammates are not warned off it.", 1000)
 	}
-	if holderOf(entries, c.settings.Agent, rel, c.now(), window(c.settings)) != nil {
+	if holderOf(entries, c.settings.Agent, c.root, rel, c.now(), window(c.settings)) != nil {
 		return "" // the owner allowed the edit; the holder keeps the file
 	}
 	return c.claim(write, entries, rel)
@@ -220,7 +220,7 @@ func (c *claimer) claim(ctx context.Context, entries []pulse.Entry, rel string) 
 	if prev.Project == c.ce.Project && prev.TaskID == c.ce.TaskID {
 		for _, f := range prev.Files {
 			// A file a teammate took since (this task's pulse went stale) is not claimed again.
-			if holderOf(entries, me, f, now, win) == nil {
+			if holderOf(entries, me, c.root, f, now, win) == nil {
 				mine = append(mine, f)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -174,10 +175,11 @@ func TestGuardedHookDecisions(t *testing.T) {
 		{name: "free, allow-listed: goes ahead and is claimed", guard: "deny", allowed: []string{"Edit"}, file: "src/app.ts", claimed: []string{"src/app.ts"}},
 		{name: "held by a teammate, deny: stopped, the teammate named", guard: "deny", allowed: []string{"Edit"}, entries: []pulse.Entry{bobHolds("src/app.ts")},
 			file: "src/app.ts", decision: "deny", says: held},
-		{name: "held under a pattern: stopped, the pattern said", guard: "deny", allowed: []string{"Edit"}, entries: []pulse.Entry{bobHolds("src/*")},
-			file: "src/app.ts", decision: "deny", says: "bob/coder holds src/app.ts (its claim src/*) for task tsk_theirs"},
-		{name: "a pattern never crosses a folder: free", guard: "deny", allowed: []string{"Edit"}, entries: []pulse.Entry{bobHolds("src/*")},
-			file: "src/lib/x.ts", claimed: []string{"src/lib/x.ts"}},
+		{name: "patterns in a pulse hold only files named so: free", guard: "deny", allowed: []string{"Edit"},
+			entries: []pulse.Entry{bobHolds("*", "*/*", "*/*/*", "src/*", "src/app.?s", "src/[a-z]pp.ts", "**")},
+			file:    "src/app.ts", claimed: []string{"src/app.ts"}},
+		{name: "a claim written unclean still names its file: stopped", guard: "deny", allowed: []string{"Edit"}, entries: []pulse.Entry{bobHolds("./src//lib/../app.ts")},
+			file: "src/app.ts", decision: "deny", says: "bob/coder holds src/app.ts for task tsk_theirs"},
 		{name: "held, warn: goes ahead with a warning, not claimed", guard: "warn", allowed: []string{"Edit"}, entries: []pulse.Entry{bobHolds("src/app.ts")},
 			file: "src/app.ts", says: held + "; it is released when bob/coder's Team Pulse lets it go, or at " + clock(since.Add(30*time.Minute), now)},
 		{name: "held, ask, allow-listed: the owner is asked, the run pauses", guard: "ask", allowed: []string{"Edit", "Read"}, entries: []pulse.Entry{bobHolds("src/app.ts")},
@@ -255,6 +257,58 @@ func TestGuardedHookDecisions(t *testing.T) {
 				if tok != "prk_r_run" {
 					t.Errorf("Prickle was called with %q, not the run token", tok)
 				}
+			}
+		})
+	}
+}
+
+// TestAHardLinkToAHeldFileIsHeld: an edit of hard.ts, a hard link to the
+// src/a.ts a teammate holds, is the same file and is stopped; so is an edit
+// through a symbolic link to it. A file that only shares its content is free.
+func TestAHardLinkToAHeldFileIsHeld(t *testing.T) {
+	since := time.Now().Add(-5 * time.Minute)
+	for _, tt := range []struct {
+		name, file, says string
+		make             func(root string) error
+	}{
+		{"a hard link", "hard.ts", "bob/coder holds hard.ts (the same file as its claim src/a.ts)",
+			func(root string) error {
+				return os.Link(filepath.Join(root, "src", "a.ts"), filepath.Join(root, "hard.ts"))
+			}},
+		{"a hard link in another folder", "src/lib/b.ts", "bob/coder holds src/lib/b.ts (the same file as its claim src/a.ts)",
+			func(root string) error {
+				return os.Link(filepath.Join(root, "src", "a.ts"), filepath.Join(root, "src", "lib", "b.ts"))
+			}},
+		{"a symbolic link", "soft.ts", "bob/coder holds src/a.ts for task tsk_theirs",
+			func(root string) error {
+				return os.Symlink(filepath.Join("src", "a.ts"), filepath.Join(root, "soft.ts"))
+			}},
+		{"a copy", "copy.ts", "",
+			func(root string) error {
+				return os.WriteFile(filepath.Join(root, "copy.ts"), []byte("export const a = 1\n"), 0o600)
+			}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newClaimRig(t, "deny", "Edit")
+			if err := os.WriteFile(filepath.Join(r.root, "src", "a.ts"), []byte("export const a = 1\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.make(r.root); err != nil {
+				t.Fatal(err)
+			}
+			r.room.entries = []pulse.Entry{{AgentID: "bob/coder", Project: "website-v2", TaskID: str("tsk_theirs"), Files: []string{"src/a.ts"}, UpdatedAt: since}}
+			got, raw := r.hook(t, r.edit(t, "Edit", "file_path", filepath.Join(r.root, tt.file)))
+			if tt.says == "" {
+				if got.Decision != "" || len(r.room.updates) != 1 {
+					t.Fatalf("a copy of a held file: %s, updates %+v; want it free and claimed", raw, r.room.updates)
+				}
+				return
+			}
+			if got.Decision != "deny" || !strings.Contains(got.Reason, tt.says) {
+				t.Fatalf("edit of %s: %s; want it stopped saying %q", tt.file, raw, tt.says)
+			}
+			if len(r.room.updates) != 0 {
+				t.Errorf("a held file was claimed: %+v", r.room.updates)
 			}
 		})
 	}

@@ -17,9 +17,9 @@ import (
 // run's directory, or that directory when it is no git checkout): cleaned,
 // with symbolic links resolved and '/' between its parts. A file outside
 // the root is never claimed nor guarded. A claim in a teammate's pulse
-// covers a file when it is the same path, or a pattern (path.Match) that
-// matches it: `*` never crosses a '/', so `src/*` covers the files directly
-// in src, not those in src/lib.
+// covers exactly the file it names: it is never read as a pattern, so
+// `*`, `*/*` or `src/*` hold no file but one named so, and a folder's name
+// holds none of its files.
 
 // gitTimeout bounds each git command the hook runs.
 const gitTimeout = 5 * time.Second
@@ -105,17 +105,10 @@ func cleanClaim(c string) string {
 }
 
 // covers reports whether a claim covers the file rel (a claimPath): the
-// same path, or a pattern that matches it, whose `*` and `?` never match '/'.
-// A literal path wins, so a file named `app/[id]/page.tsx` is covered by
-// itself.
+// same path once cleaned. A claim is never a pattern: `*`, `?` and `[…]`
+// are characters of a file's name, so `app/[id]/page.tsx` is covered by
+// itself alone, and a pulse listing `*` holds nothing else.
 func covers(claim, rel string) bool {
 	c := cleanClaim(claim)
-	if c == "" {
-		return false
-	}
-	if c == rel {
-		return true
-	}
-	m, err := path.Match(c, rel)
-	return err == nil && m
+	return c != "" && c == rel
 }

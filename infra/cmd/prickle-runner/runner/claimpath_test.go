@@ -99,15 +99,16 @@ func TestCovers(t *testing.T) {
 		{`src\app.ts`, "src/app.ts", true},
 		{" src/app.ts ", "src/app.ts", true},
 		{"src/app.ts", "src/app.tsx", false},
-		{"src/*", "src/app.ts", true},
-		{"src/*", "src/lib/x.ts", false}, // a pattern never crosses a folder it does not name
-		{"src/*/x.ts", "src/lib/x.ts", true},
+		{"src/*", "src/app.ts", false}, // a claim is never a pattern
+		{"src/*/x.ts", "src/lib/x.ts", false},
 		{"src/**", "src/lib/x.ts", false},
 		{"*.ts", "src/app.ts", false},
-		{"src/app.?s", "src/app.ts", true},
+		{"src/app.?s", "src/app.ts", false},
+		{"*/*", "src/app.ts", false},
 		{"app/[id]/page.tsx", "app/[id]/page.tsx", true}, // literally itself
-		{"app/[a-z]/page.tsx", "app/i/page.tsx", true},
+		{"app/[a-z]/page.tsx", "app/i/page.tsx", false},
 		{"src/[", "src/[", true},
+		{"src/*", "src/*", true},
 		{"src", "src/app.ts", false}, // a folder's name is no claim of its files
 		{"src/", "src/app.ts", false},
 		{"/abs/src/app.ts", "src/app.ts", false},

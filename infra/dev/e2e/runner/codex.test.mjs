@@ -28,7 +28,7 @@ import { chromium } from 'playwright-core';
 import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, IN_CI, PROJECT, E2E_DIR } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startResponses, say, call, inputOf, textOf, callsOf } from './responses.mjs';
-import { CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, linesOf, keepRunnerLogs, decide as decideIn } from './harness.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, linesOf, keepRunnerLogs, decide as decideIn, signInToEdit } from './harness.mjs';
 
 export const CODEX = resolve(E2E_DIR, 'node_modules', '.bin', 'codex');
 const NS = 'mcp__prickle';
@@ -323,7 +323,9 @@ describe('prickle-runner, codex template: Codex asks, the owner decides, the sam
     assert.notEqual(edit, step.input.command);
     const [mail] = await eventually(async () => { const m = await mailsFor(step.step_id); return m.length ? m : null; }, { timeoutMs: 20000 });
     const page = await (await browser.newContext()).newPage();
-    assert.equal((await page.goto(mail.links.find((u) => u.startsWith(`${base}/a/`) && claimsOf(u).step_id === step.step_id))).status(), 200);
+    const link = mail.links.find((u) => u.startsWith(`${base}/a/`) && claimsOf(u).step_id === step.step_id);
+    assert.equal((await page.goto(link)).status(), 200);
+    await signInToEdit(page, base, link);
     await page.locator('#edit-step summary').click();
     assert.equal(await page.locator('#command-step').inputValue(), step.input.command);
     await page.locator('#command-step').fill(edit);

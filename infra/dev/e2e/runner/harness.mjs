@@ -241,6 +241,24 @@ export async function decide(browser, url, button, message, input = /echo ran >>
   await page.context().close();
 }
 
+/**
+ * On an emailed approval link's page opened without a session, the owner presses Sign in to edit (an edit
+ * needs the owner's signed-in session), opens the sign-in link Prickle emails and comes back to the page,
+ * where the edit form is.
+ */
+export async function signInToEdit(page, base, url) {
+  assert.equal(await page.locator('#edit-step').count(), 0, 'no edit form without a session');
+  const outbox = async () => (await fetch(`${base}/dev/outbox.json`)).json();
+  const before = (await outbox()).length;
+  await Promise.all([page.waitForURL(/\/signin$/), page.locator('#sign-in-to-edit').click()]);
+  const mail = await eventually(async () => (await outbox()).slice(before)
+    .find((m) => m.channel === 'email' && (m.links || []).some((l) => l.includes('/signin/'))), { timeoutMs: 20000 });
+  assert.ok(mail, 'no sign-in email');
+  await page.goto(mail.links.find((l) => l.includes('/signin/')));
+  await Promise.all([page.waitForURL(url), page.locator('#signin-button').click()]);
+  assert.equal(await page.locator('#edit-step').count(), 1, 'signed in, the page offers the edit');
+}
+
 /** Keeps the runners' output lines and the run logs of dir's logs* folders in $ARTIFACTS/<name>; returns that folder. */
 export function keepRunnerLogs(name, dir, runners) {
   if (!process.env.ARTIFACTS || !dir) return null;

@@ -28,7 +28,7 @@ import { connectSdk } from '../lib/sdk.mjs';
 import { parseCSV } from '../lib/csv.mjs';
 import { startStandIn, resultText } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, runnerBinary, startRunner, claudeProject, modelEnv, wokenModel,
-  bashResults, requestWithResult, toolUsesOf, stepEmails, linesOf, approvalLink, decide, pendingStep, keepRunnerLogs } from './harness.mjs';
+  bashResults, requestWithResult, toolUsesOf, stepEmails, linesOf, approvalLink, decide, pendingStep, keepRunnerLogs, signInToEdit } from './harness.mjs';
 
 const VISIBILITY_S = Number(process.env.PRICKLE_WAKE_VISIBILITY_SECONDS || 120);
 
@@ -145,10 +145,13 @@ describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner kil
     const step = await pendingStep(admin, taskId);
     assert.equal(step.input.command, `rm -rf ${build}`);
 
-    // The owner opens the emailed link in Chromium, edits the command line, approves the edit.
+    // The owner opens the emailed link in Chromium, signs in to edit (an edit needs her session), edits
+    // the command line, approves the edit.
     const page = await (await browser.newContext()).newPage();
-    assert.equal((await page.goto(await approvalLink(base, taskId, step.step_id, /run the shell command `rm -rf /))).status(), 200);
+    const link = await approvalLink(base, taskId, step.step_id, /run the shell command `rm -rf /);
+    assert.equal((await page.goto(link)).status(), 200);
     assert.match(await page.locator('#input').textContent(), new RegExp(`"command": "rm -rf ${build}"`));
+    await signInToEdit(page, base, link);
     await page.locator('#edit-step summary').click();
     assert.equal(await page.locator('#command-step').inputValue(), `rm -rf ${build}`);
     await page.locator('#command-step').fill(`rm -rf ${build}/tmp`);
@@ -181,6 +184,7 @@ describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner kil
     assert.deepEqual(csv.map((r) => r.action), ['step_asked', 'step_approved', 'step_used']);
     const approvedRow = csv.find((r) => r.action === 'step_approved');
     assert.match(approvedRow.detail, new RegExp(`^Bash \\{"command":"rm -rf ${build}",.*\\}; edited by the owner to: Bash \\{"command":"rm -rf ${build}/tmp",`));
+    assert.equal(approvedRow.via, 'approval link (signed in by email link)', 'the edit says how its session was signed in');
     assert.match(csv.find((r) => r.action === 'step_used').detail, new RegExp(`; used as the owner edited it: Bash \\{"command":"rm -rf ${build}/tmp",`));
     await stopped(a);
   });
