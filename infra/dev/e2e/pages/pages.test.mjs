@@ -295,6 +295,9 @@ describe('pages: sign-in, Team Pulse, board, task page, tool reference', { skip:
     await open(page, `/t/${id}`);
     const form = page.locator('#review-result');
     assert.equal(await form.count(), 1, 'alice is offered the review');
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(wide <= 0, `the task page with the review is ${wide}px wider than the phone`);
+    await page.screenshot({ path: resolve(SHOTS, 'pages-task-review-390x844.png'), fullPage: true });
     await Promise.all([page.waitForURL(/decided=accepted$/), form.locator('#review-accept').click()]);
     assert.match(await page.locator('#notice').innerText(), /Accepted/);
     assert.equal(await page.locator('#state').innerText(), 'completed');
