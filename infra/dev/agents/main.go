@@ -16,6 +16,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -67,9 +68,13 @@ func run(stateDir string, agents []string, template, dir, runnerBin string) erro
 	if err := reachable(base); err != nil {
 		return fmt.Errorf("the local stack at %s does not answer (%v): start `make local` in another terminal, then run `make agents` again", base, err)
 	}
-	tmpl, program, err := pickTemplate(template, exec.LookPath)
+	tmpl, program, checked, err := pickTemplate(template, exec.LookPath, signedIn)
 	if err != nil {
 		return err
+	}
+	signIn := "signed in"
+	if !checked {
+		signIn = "sign-in not confirmed by " + tmpl
 	}
 	if _, err := os.Stat(runnerBin); err != nil {
 		return fmt.Errorf("no prickle-runner at %s: run `make agents` (it builds it), or go build -o %s ./infra/cmd/prickle-runner", runnerBin, runnerBin)
@@ -104,7 +109,7 @@ func run(stateDir string, agents []string, template, dir, runnerBin string) erro
 		cmd := exec.Command(runnerBin, "--config", path)
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		cmd.Env = append(os.Environ(), tokenEnv+"="+st.Tokens[a])
-		fmt.Printf("agents: prickle-runner for %s, pull mode, %s (%s), runs in %s; config %s\n", a, tmpl, program, absDir, path)
+		fmt.Printf("agents: prickle-runner for %s, pull mode, %s (%s, %s), runs in %s; config %s\n", a, tmpl, program, signIn, absDir, path)
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("start prickle-runner for %s: %w", a, err)
 		}
@@ -141,25 +146,71 @@ func wait(ctx context.Context, cmds []*exec.Cmd) error {
 }
 
 // pickTemplate chooses the runs' agent CLI: the one asked for, else Claude
-// Code, else Codex, whichever is on the PATH.
-func pickTemplate(asked string, look func(string) (string, error)) (template, program string, err error) {
+// Code, else Codex, whichever is on the PATH and not known to be signed
+// out (signed says; checked is false when the CLI could not tell).
+func pickTemplate(asked string, look func(string) (string, error), signed func(template, program string) (ok, known bool)) (template, program string, checked bool, err error) {
 	const hint = "install Claude Code (npm install -g @anthropic-ai/claude-code, then run `claude` once to sign in) or Codex (npm install -g @openai/codex, then `codex login`), then run `make agents` again"
+	signIn := map[string]string{
+		"claude": "claude is on your PATH but not signed in: run `claude` once and sign in (/login), or set ANTHROPIC_API_KEY, then run `make agents` again",
+		"codex":  "codex is on your PATH but not signed in: run `codex login`, then run `make agents` again",
+	}
+	var candidates []string
 	switch asked {
 	case "claude", "codex":
-		p, err := look(asked)
-		if err != nil {
-			return "", "", fmt.Errorf("%s is not on your PATH: %s", asked, hint)
-		}
-		return asked, p, nil
+		candidates = []string{asked}
 	case "":
-		for _, t := range []string{"claude", "codex"} {
-			if p, err := look(t); err == nil {
-				return t, p, nil
-			}
-		}
-		return "", "", errors.New("neither claude (Claude Code) nor codex is on your PATH: " + hint)
+		candidates = []string{"claude", "codex"}
+	default:
+		return "", "", false, fmt.Errorf("-template is claude or codex, not %q", asked)
 	}
-	return "", "", fmt.Errorf("-template is claude or codex, not %q", asked)
+	var signedOut string
+	for _, t := range candidates {
+		p, err := look(t)
+		if err != nil {
+			continue
+		}
+		ok, known := signed(t, p)
+		if known && !ok {
+			if signedOut == "" {
+				signedOut = signIn[t]
+			}
+			continue
+		}
+		return t, p, known, nil
+	}
+	switch {
+	case signedOut != "":
+		return "", "", false, errors.New(signedOut)
+	case asked != "":
+		return "", "", false, fmt.Errorf("%s is not on your PATH: %s", asked, hint)
+	}
+	return "", "", false, errors.New("neither claude (Claude Code) nor codex is on your PATH: " + hint)
+}
+
+// signedIn asks the agent CLI whether it is signed in: `claude auth status`
+// (its JSON's loggedIn) or `codex login status` (exit 0). known is false
+// when the answer says nothing sure: an older CLI, Claude Code through
+// another provider (Bedrock, Vertex), or Codex not logged in, which may
+// still run with a model provider of its own.
+func signedIn(template, program string) (ok, known bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	switch template {
+	case "claude":
+		out, _ := exec.CommandContext(ctx, program, "auth", "status").Output()
+		var st struct {
+			LoggedIn    *bool  `json:"loggedIn"`
+			APIProvider string `json:"apiProvider"`
+		}
+		if json.Unmarshal(out, &st) != nil || st.LoggedIn == nil || (st.APIProvider != "" && st.APIProvider != "firstParty") {
+			return false, false
+		}
+		return *st.LoggedIn, true
+	case "codex":
+		err := exec.CommandContext(ctx, program, "login", "status").Run()
+		return err == nil, err == nil
+	}
+	return false, false
 }
 
 // runnerConfig is the runner's configuration for one agent, in pull mode;

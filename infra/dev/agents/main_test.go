@@ -49,27 +49,74 @@ func TestPickTemplate(t *testing.T) {
 			return "", errors.New("not found")
 		}
 	}
+	// signedOut lists the CLIs whose status says signed out; "?" marks one that cannot tell.
+	signed := func(out ...string) func(string, string) (bool, bool) {
+		return func(tmpl, _ string) (bool, bool) {
+			for _, o := range out {
+				if o == tmpl {
+					return false, true
+				}
+				if o == "?"+tmpl {
+					return false, false
+				}
+			}
+			return true, true
+		}
+	}
 	for _, tc := range []struct {
 		asked, want string
-		path        []string
+		path, out   []string
+		checked     bool
 		fails       string
 	}{
-		{"", "claude", []string{"claude", "codex"}, ""},
-		{"", "codex", []string{"codex"}, ""},
-		{"codex", "codex", []string{"claude", "codex"}, ""},
-		{"", "", nil, "neither claude (Claude Code) nor codex is on your PATH"},
-		{"claude", "", []string{"codex"}, "claude is not on your PATH"},
-		{"gemini", "", []string{"claude"}, "-template is claude or codex"},
+		{"", "claude", []string{"claude", "codex"}, nil, true, ""},
+		{"", "codex", []string{"codex"}, nil, true, ""},
+		{"codex", "codex", []string{"claude", "codex"}, nil, true, ""},
+		{"", "codex", []string{"claude", "codex"}, []string{"claude"}, true, ""},
+		{"", "codex", []string{"codex"}, []string{"?codex"}, false, ""},
+		{"", "", []string{"claude"}, []string{"claude"}, false, "claude is on your PATH but not signed in: run `claude` once"},
+		{"codex", "", []string{"codex"}, []string{"codex"}, false, "codex is on your PATH but not signed in: run `codex login`"},
+		{"", "", nil, nil, false, "neither claude (Claude Code) nor codex is on your PATH"},
+		{"claude", "", []string{"codex"}, nil, false, "claude is not on your PATH"},
+		{"gemini", "", []string{"claude"}, nil, false, "-template is claude or codex"},
 	} {
-		got, _, err := pickTemplate(tc.asked, on(tc.path...))
+		got, _, checked, err := pickTemplate(tc.asked, on(tc.path...), signed(tc.out...))
 		if tc.fails != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.fails) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("%q with %v: error %v, want one line with %q", tc.asked, tc.path, err, tc.fails)
+				t.Errorf("%q with %v, signed out %v: error %v, want one line with %q", tc.asked, tc.path, tc.out, err, tc.fails)
 			}
 			continue
 		}
-		if err != nil || got != tc.want {
-			t.Errorf("%q with %v: %q, %v; want %q", tc.asked, tc.path, got, err, tc.want)
+		if err != nil || got != tc.want || checked != tc.checked {
+			t.Errorf("%q with %v, signed out %v: %q (checked %v), %v; want %q (checked %v)", tc.asked, tc.path, tc.out, got, checked, err, tc.want, tc.checked)
+		}
+	}
+}
+
+// TestSignedIn reads the CLIs' own answers: claude auth status's JSON, codex login status's exit.
+func TestSignedIn(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		tmpl, body string
+		ok, known  bool
+	}{
+		{"claude", `echo '{"loggedIn": true, "authMethod": "claude.ai", "apiProvider": "firstParty"}'`, true, true},
+		{"claude", `echo '{"loggedIn": false, "authMethod": "none", "apiProvider": "firstParty"}'`, false, true},
+		{"claude", `echo '{"loggedIn": false, "apiProvider": "bedrock"}'`, false, false},
+		{"claude", `echo 'error: unknown command auth' >&2; exit 1`, false, false},
+		{"codex", `echo 'Logged in using ChatGPT'`, true, true},
+		{"codex", `echo 'Not logged in'; exit 1`, false, false},
+	} {
+		ok, known := signedIn(tc.tmpl, script(tc.tmpl, tc.body))
+		if ok != tc.ok || known != tc.known {
+			t.Errorf("%s %q: ok %v known %v; want %v %v", tc.tmpl, tc.body, ok, known, tc.ok, tc.known)
 		}
 	}
 }

@@ -86,7 +86,7 @@ describe('make agents, then the board: a task alice creates wakes alice/writer; 
   });
 
   test('from the board to the accepted result', async () => {
-    assert.match(out, /agents: prickle-runner for alice\/writer, pull mode, claude \(/);
+    assert.match(out, /agents: prickle-runner for alice\/writer, pull mode, claude \([^,]+, signed in\)/);
     assert.doesNotMatch(out, /prk_/, 'no token is shown');
 
     // alice signs in (a link from the dev outbox) on a phone-sized page.
