@@ -176,6 +176,10 @@ func pickTemplate(asked string, look func(string) (string, error), signed func(t
 			}
 			continue
 		}
+		if signedOut != "" {
+			// Say why the first choice was passed over, and still start.
+			fmt.Fprintf(os.Stderr, "agents: %s; using %s meanwhile\n", strings.TrimSuffix(signedOut, ", then run `make agents` again"), t)
+		}
 		return t, p, known, nil
 	}
 	switch {
