@@ -8,12 +8,20 @@ TOOLS := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 E2E_NODE := infra/dev/e2e/node_modules/.package-lock.json
 
-.PHONY: local test lint unit fuzz integration e2e deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure load sam-local e2e-sam docs
+.PHONY: local agents test lint unit fuzz integration e2e deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure load sam-local e2e-sam docs
 
 ## local: start the emulator, create tables from template.yaml, seed website-v2, serve /mcp on 127.0.0.1:$${PORT:-3000}
 ## (installs only the emulator into .venv: infra/dev/requirements-local.txt)
 local: venv-local
 	go run ./infra/dev/local
+
+## agents: the second command, beside a running `make local`: build prickle-runner and start it for the
+## seeded agent alice/writer (AGENTS=alice/writer,alice/builder for more: one runner each) in pull mode,
+## its token read from .prickle/local.json, its runs using the claude (or codex) on your PATH
+AGENTS ?= alice/writer
+agents:
+	go build -o .prickle/prickle-runner ./infra/cmd/prickle-runner
+	go run ./infra/dev/agents -agents "$(AGENTS)"
 
 ## test: lint, unit (incl. the least-privilege test of template.yaml), the fuzz targets for a bounded time,
 ## store integration against the emulator, e2e through the official MCP clients and the conformance suite,

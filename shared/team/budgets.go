@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/useprickle/prickle/shared/domain/audit"
 	"github.com/useprickle/prickle/shared/domain/budget"
@@ -61,6 +62,9 @@ func (s *Service) ProjectAudit(ctx context.Context, project string) ([]audit.Ent
 				switch line.Action {
 				case task.ActionStepRequested, task.ActionStepDecided, task.ActionStepExpired, task.ActionOwnerApprove, task.ActionOwnerRefuse:
 					continue
+				}
+				if strings.HasPrefix(line.By, "owner:") && (line.Action == task.ActionHandOff || strings.HasPrefix(line.Action, "review_")) {
+					continue // an owner's move on the board: the log has it, with where (HandOffOnBoard, ReviewOnBoard)
 				}
 				entries = append(entries, audit.FromHistory(project, t.ID, line))
 			}

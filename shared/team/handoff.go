@@ -14,6 +14,12 @@ import (
 // HandOffTask creates a task for a teammate; the caller is its requester.
 // A task whose dependencies are not all completed waits in requested.
 func (s *Service) HandOffTask(ctx context.Context, c identity.Caller, in HandOffInput) (TaskOutput, error) {
+	return s.handOff(ctx, c, in, nil)
+}
+
+// handOff is HandOffTask; by, when set, says who did it for the caller in
+// the first history line (an owner on the board, see HandOffOnBoard).
+func (s *Service) handOff(ctx context.Context, c identity.Caller, in HandOffInput, by *OwnerAct) (TaskOutput, error) {
 	if err := s.joined(ctx, c, in.Project); err != nil {
 		return TaskOutput{}, err
 	}
@@ -43,8 +49,14 @@ func (s *Service) HandOffTask(ctx context.Context, c identity.Caller, in HandOff
 		t.State = task.Routed
 	}
 	first := task.Event{At: now, By: c.Agent, Action: task.ActionHandOff, To: t.State}
+	if by != nil {
+		by.mark(&first, "")
+	}
 	if err := s.Store.CreateTask(ctx, t, first); err != nil {
 		return TaskOutput{}, fmt.Errorf("store new task: %w", err)
+	}
+	if by != nil {
+		s.audit(ctx, by.entry(t, first, fmt.Sprintf("as %s: a task for %s (%s): %s", c.Agent, t.Assignee, t.Packet.DeliverableType, t.Packet.Task)))
 	}
 	s.publish(ctx, event.ForMove(t, first)...)
 	if routed, err := s.routeIfReady(ctx, t); err == nil {

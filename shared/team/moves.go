@@ -2,6 +2,7 @@ package team
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"time"
@@ -52,12 +53,31 @@ func (s *Service) ReturnResult(ctx context.Context, c identity.Caller, in Return
 
 // ReviewResult applies the requester's verdict; a completed task routes its dependents.
 func (s *Service) ReviewResult(ctx context.Context, c identity.Caller, in ReviewInput) (TaskOutput, error) {
+	return s.review(ctx, c, in, nil)
+}
+
+// review is ReviewResult; by, when set, says who did it for the caller in
+// the history line (an owner on the task page, see ReviewOnBoard).
+func (s *Service) review(ctx context.Context, c identity.Caller, in ReviewInput, by *OwnerAct) (TaskOutput, error) {
+	var line task.Event
 	t, err := s.transition(ctx, c, in.TaskID, true, func(t task.Task, p Project, now time.Time) (task.Move, error) {
 		needsOwner := slices.Contains(p.OwnerApprovalTypes, t.Packet.DeliverableType)
-		return task.Review(t, c.Agent, in.Verdict, in.Feedback, needsOwner, now)
+		m, err := task.Review(t, c.Agent, in.Verdict, in.Feedback, needsOwner, now)
+		if err == nil && by != nil {
+			by.mark(&m.Event, in.Feedback)
+		}
+		line = m.Event
+		return m, err
 	})
 	if err != nil {
 		return TaskOutput{}, err
+	}
+	if by != nil {
+		detail := fmt.Sprintf("as %s: %s the result of %s; task now %s", c.Agent, in.Verdict, t.Assignee, t.State)
+		if in.Feedback != "" {
+			detail += fmt.Sprintf("; feedback: %q", in.Feedback)
+		}
+		s.audit(ctx, by.entry(t, line, detail))
 	}
 	if t.State == task.Completed {
 		s.routeAfter(ctx, t)

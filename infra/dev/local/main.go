@@ -156,5 +156,6 @@ func printSignInLinks(env *environment, baseURL string) {
 		fmt.Printf("Tool reference: %s/docs/reference/mcp-tools   dev outbox: %s/dev/outbox\n", baseURL, baseURL)
 	}
 	fmt.Println()
+	fmt.Println("Run the agents: in a second terminal, `make agents` (prickle-runner for alice/writer, pull mode, your claude or codex)")
 	fmt.Println("ready: Ctrl-C stops the stack")
 }

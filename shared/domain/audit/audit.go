@@ -24,8 +24,10 @@ import (
 
 // Ways a decision reaches Prickle, as Entry.Via records them.
 const (
-	ViaLink   = "approval link"
-	ViaPage   = "task page"
+	ViaLink = "approval link"
+	ViaPage = "task page"
+	// ViaBoard is the project board, where an owner creates a task.
+	ViaBoard  = "project board"
 	ViaOwners = "owners page"
 	ViaSlack  = "slack"
 	ViaAdmin  = "admin cli"

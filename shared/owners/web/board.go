@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/useprickle/prickle/shared/auth/session"
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/team"
 )
@@ -19,6 +20,19 @@ type boardView struct {
 	Columns   []boardColumn
 	Total     int
 	Truncated bool
+	// New is the form that creates a task; Notice says why the last one did not.
+	New         newTaskForm
+	Notice      string
+	NoticeClass string
+}
+
+// newTaskForm is the board's "New task" form: the owner hands a task to an
+// agent of the project, its requester one of the owner's own agents.
+type newTaskForm struct {
+	Requesters                                                           []string // the owner's agents in the project
+	Assignees                                                            []string // every agent of the project
+	Requester, Assignee, Task, Type, Criteria, Context, Files, DependsOn string
+	Open                                                                 bool // shown open: the form came back with what the owner sent
 }
 
 type boardColumn struct {
@@ -54,12 +68,25 @@ func (h *Handler) board(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	v, err := h.boardViewOf(r, me, p, agents)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "board.html", v)
+}
+
+func (h *Handler) boardViewOf(r *http.Request, me session.Session, p team.Project, agents []team.Agent) (*boardView, error) {
 	q := r.URL.Query()
 	v := &boardView{chrome: chrome{Title: "Tasks · " + p.Name, Me: me.Owner, CSRF: h.keys.FormToken(me)},
 		Project: p, Types: DeliverableTypes, Agent: q.Get("agent"), Type: q.Get("type")}
 	for _, a := range agents {
 		v.Agents = append(v.Agents, a.ID)
+		if ownerOf(a.ID) == me.Owner {
+			v.New.Requesters = append(v.New.Requesters, a.ID)
+		}
 	}
+	v.New.Assignees = v.Agents
 	if !slices.Contains(v.Agents, v.Agent) {
 		v.Agent = ""
 	}
@@ -74,8 +101,7 @@ func (h *Handler) board(w http.ResponseWriter, r *http.Request) {
 	for i := 0; ; i++ {
 		pg, err := h.cfg.Store.ListTasks(r.Context(), query)
 		if err != nil {
-			h.failed(w, r, err)
-			return
+			return nil, err
 		}
 		tasks = append(tasks, pg.Tasks...)
 		if pg.NextCursor == "" {
@@ -108,5 +134,5 @@ func (h *Handler) board(w http.ResponseWriter, r *http.Request) {
 		v.Columns[i].Cards = append(v.Columns[i].Cards, c)
 		v.Total++
 	}
-	h.render(w, r, http.StatusOK, "board.html", v)
+	return v, nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/aws/store/storetest"
 	"github.com/useprickle/prickle/shared/team/admin"
 )
@@ -53,4 +54,14 @@ func TestChannelReaderOnTheRealStore(t *testing.T) {
 
 func TestEditThenApproveOnTheRealStore(t *testing.T) {
 	runEditThenApprove(t, realRoom)
+}
+
+func TestBoardTasksOnTheRealStore(t *testing.T) {
+	runBoardTasks(t, func(t *testing.T) roomBackend {
+		st := realRoom(t)
+		if err := admin.New(st.(*store.Store)).CreateAgent(context.Background(), builder.ID, builder.Projects); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	})
 }

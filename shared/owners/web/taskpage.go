@@ -32,9 +32,12 @@ type taskView struct {
 	// says why it shows a link instead.
 	ClickImages bool
 	Steps       []pendingStep
-	CanDecideR  bool   // the signed-in owner decides this result
-	Round       string // the result shown (task.ResultRound), so a decision never lands on a newer one
-	Timeline    []timelineEntry
+	CanDecideR  bool // the signed-in owner decides this result
+	CanReview   bool // the signed-in owner reviews this result for the requester, one of their agents
+	// NeedsOwnerApproval: the project asks the owner's approval of this deliverable type after an accept.
+	NeedsOwnerApproval bool
+	Round              string // the result shown (task.ResultRound), so a decision never lands on a newer one
+	Timeline           []timelineEntry
 	// Grants are the standing grants that can allow this task's calls: its
 	// exact-call grants and the pattern grants of its assignee.
 	Grants []grantView
@@ -129,6 +132,10 @@ var taskNotices = map[string]string{
 	"revoked":  noticeRevoked,
 	"refused":  "Refused: your decision is recorded and the agent is told.",
 	"edited":   "Approved as you edited it: your decision is recorded, and the run may make your edited call once.",
+	"created":  "Task created on the board: its assignee is woken when it is routed.",
+	"accepted": "Accepted: your review is recorded and the task moved on.",
+	"rework":   "Sent back for rework: the assignee is told your feedback.",
+	"rejected": "Rejected: your review is recorded and the task has ended.",
 }
 
 // renderTask lets screenshots load inline from the allowed image hosts
@@ -179,6 +186,8 @@ func (h *Handler) taskViewOf(r *http.Request, me session.Session) (*taskView, in
 			it.Collapsible = it.Kind == "test_output" && it.Content != ""
 		}
 		v.CanDecideR = t.State == task.Approval && ownerOf(t.Assignee) == me.Owner
+		v.CanReview = t.State == task.Verifying && ownerOf(t.Requester) == me.Owner
+		v.NeedsOwnerApproval = slices.Contains(p.OwnerApprovalTypes, t.Packet.DeliverableType)
 		v.Round = task.ResultRound(t)
 	}
 	slices.SortFunc(steps, func(a, b step.Step) int { return cmp.Compare(a.CreatedAt.UnixNano(), b.CreatedAt.UnixNano()) })
@@ -261,6 +270,10 @@ func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	infoOf(r).task = t.ID
+	if verdict := r.PostForm.Get("review"); verdict != "" {
+		h.reviewOnTask(w, r, me, t, verdict)
+		return
+	}
 	var approve, edit bool
 	switch r.PostForm.Get("decision") {
 	case "approve":

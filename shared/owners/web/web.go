@@ -14,10 +14,12 @@
 //	GET  /                 the signed-in owner's projects (or the sign-in form)
 //	GET  /p/{project}      Team Pulse; /p/{project}/pulse is its live fragment (polled by /static/pulse.js)
 //	GET  /p/{project}/tasks the board (filters: agent, type)
+//	POST /p/{project}/tasks the owner creates a task (hand_off_task's packet; the requester one of the owner's agents), 303 to it
 //	GET  /p/{project}/owners grants (revocable), budgets (the owner sets their own), today's spend, model spend and caps, audit downloads
 //	POST /p/{project}/budgets, /p/{project}/caps, /p/{project}/grants/{grant}/revoke   the owners page's forms
 //	GET  /p/{project}/audit.csv, /p/{project}/audit.json            the project's audit trail
-//	GET  /t/{task}         the task page; POST decides its pending step or result as the signed-in owner
+//	GET  /t/{task}         the task page; POST decides its pending step or result as the signed-in owner,
+//	                       or reviews a returned result (form: review=accept|rework|reject) for the owner's requester agent
 //	GET  /docs/reference/mcp-tools[?tool=name] the tool reference, generated from the catalog; public
 //	GET  /static/…         the one stylesheet and pulse.js
 //	GET  /dev/outbox       the messages that would have been sent (only with Config.Outbox)
@@ -175,6 +177,7 @@ func New(cfg Config) *Handler {
 	h.mux.HandleFunc("GET /p/{project}", h.teamPulse)
 	h.mux.HandleFunc("GET /p/{project}/pulse", h.pulseFragment)
 	h.mux.HandleFunc("GET /p/{project}/tasks", h.board)
+	h.mux.HandleFunc("POST /p/{project}/tasks", h.createTask)
 	h.mux.HandleFunc("GET /p/{project}/owners", h.ownersPage)
 	h.mux.HandleFunc("POST /p/{project}/budgets", h.setBudget)
 	h.mux.HandleFunc("POST /p/{project}/caps", h.setCap)

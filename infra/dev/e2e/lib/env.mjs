@@ -5,7 +5,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const E2E_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const REPO_ROOT = resolve(E2E_DIR, '..', '..');
+export const REPO_ROOT = resolve(E2E_DIR, '..', '..', '..');
 export const SCHEMA_DIR = resolve(REPO_ROOT, 'shared', 'mcp', 'catalog', 'schemas');
 export const IN_CI = !!process.env.CI;
 

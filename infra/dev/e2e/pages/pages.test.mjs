@@ -2,7 +2,8 @@
 // owner sign-in by link (from the dev outbox, the way the owner gets it), Team Pulse updating
 // itself after an agent's update_pulse, the board, a task page where the owner approves a pending
 // step, an emailed approval link that approves as asked by itself but edits only after alice signs in
-// (Sign in to edit comes back to the page), 404 for another owner's project, used / expired / tampered sign-in links refused, no page
+// (Sign in to edit comes back to the page), a task created on the board from a phone and its result accepted on the task page,
+// 404 for another owner's project, used / expired / tampered sign-in links refused, no page
 // leaking a token or an approval link, sign-out and sign-out everywhere ending sessions on the server
 // (the old cookie is refused), screenshots at 1280×800 and 390×844, axe-core with no serious
 // or critical violation, and every example input of the tool reference accepted through MCP.
@@ -298,6 +299,65 @@ describe('pages: sign-in, Team Pulse, board, task page, tool reference', { skip:
     assert.ok(approved, `no step_approved for ${out.step_id}: ${JSON.stringify(rows)}`);
     assert.equal(approved.via, 'approval link (signed in by email link)');
     assert.match(approved.detail, /edited by the owner to: Bash .*--dry-run/);
+  });
+
+  test('on a phone, alice creates a task for alice/writer on the board (as alice/builder), it appears, and she accepts its result on the task page', async () => {
+    const { context } = await signedIn('alice', PHONE);
+    const page = await context.newPage();
+    assert.equal((await open(page, `/p/${PROJECT}/tasks`)).status(), 200);
+    const work = `Write the launch post (${uniq('board')}).`;
+    const fill = async (assignee) => {
+      if ((await page.locator('#new-task').getAttribute('open')) === null) await page.locator('#new-task summary').click();
+      await page.selectOption('#nt-requester', 'alice/builder');
+      await page.selectOption('#nt-assignee', assignee);
+      await page.fill('#nt-task', work);
+      await page.selectOption('#nt-type', 'answer');
+      await page.fill('#nt-criteria', 'At most 300 words.\nLinks the demo.');
+      await page.fill('#nt-context', 'For the blog.');
+      await page.fill('#nt-files', 'blog/launch.md');
+    };
+    // No agent hands a task to itself: refused with hand_off_task's own message, nothing created.
+    await fill('alice/builder');
+    await Promise.all([page.waitForLoadState(), page.locator('#nt-create').click()]);
+    await page.locator('#notice').waitFor();
+    assert.match(await page.locator('#notice').innerText(), /Nothing was created: alice\/builder may not hand a task to itself/);
+    assert.equal(await page.locator('.card', { hasText: work }).count(), 0);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `the board with its form is ${overflow}px wider than the phone`);
+    await page.screenshot({ path: resolve(SHOTS, 'pages-board-new-task-390x844.png'), fullPage: true });
+
+    await fill('alice/writer');
+    await Promise.all([page.waitForURL(/\/t\/[A-Za-z0-9_-]+\?decided=created$/), page.locator('#nt-create').click()]);
+    pagesSeen.push([page.url(), await page.content()]);
+    const id = new URL(page.url()).pathname.split('/').pop();
+    assert.match(await page.locator('#notice').innerText(), /Task created on the board/);
+    assert.equal(await page.locator('#requester').innerText(), 'alice/builder');
+    assert.equal(await page.locator('#assignee').innerText(), 'alice/writer');
+    assert.match(await page.locator('#history').innerText(), /hand off by owner:alice[\s\S]*by alice on the project board \(signed in by email link\), as alice\/builder/);
+    await open(page, `/p/${PROJECT}/tasks`);
+    assert.equal(await page.locator(`#col-routed [data-task="${id}"]`, { hasText: work }).count(), 1, 'the task is on the board, routed');
+    const seen = await accepted(tokens['alice/writer'], 'get_task', { task_id: id });
+    assert.equal(seen.task.requester, 'alice/builder');
+    assert.deepEqual(seen.task.packet.acceptance_criteria, ['At most 300 words.', 'Links the demo.']);
+    assert.equal(seen.history[0].by, 'owner:alice');
+
+    // alice/writer works it and returns a result; alice reviews it on the task page, for alice/builder.
+    await accepted(tokens['alice/writer'], 'accept_task', { task_id: id });
+    await accepted(tokens['alice/writer'], 'return_result', { task_id: id, summary: 'The launch post, 280 words.', evidence: [{ kind: 'link', summary: 'the draft', url: 'https://example.org/launch' }] });
+    await open(page, `/t/${id}`);
+    const form = page.locator('#review-result');
+    assert.equal(await form.count(), 1, 'alice is offered the review');
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(wide <= 0, `the task page with the review is ${wide}px wider than the phone`);
+    await page.screenshot({ path: resolve(SHOTS, 'pages-task-review-390x844.png'), fullPage: true });
+    await Promise.all([page.waitForURL(/decided=accepted$/), form.locator('#review-accept').click()]);
+    assert.match(await page.locator('#notice').innerText(), /Accepted/);
+    assert.equal(await page.locator('#state').innerText(), 'completed');
+    assert.match(await page.locator('#history').innerText(), /review accept by owner:alice/);
+    const audit = await (await context.request.get(`${base}/p/${PROJECT}/audit.json`)).json();
+    const mine = audit.filter((e) => e.task_id === id && e.actor === 'owner:alice').map((e) => `${e.action} ${e.via}`);
+    assert.deepEqual(mine, ['hand_off project board (signed in by email link)', 'review_accept task page (signed in by email link)']);
+    await context.close();
   });
 
   test('a used, an expired or a tampered sign-in link is refused', async () => {
