@@ -16,7 +16,7 @@ import (
 
 // Owners' standing grants live in the tasks table, one partition per project:
 //
-//	grant  pk GRANTS#<project>  sk <grant id>   uses (counted), revoked_at, ttl
+//	grant  pk GRANTS#<project>  sk <grant id>   uses (counted, once_* the uses' own ids), revoked_at, ttl
 //
 // ttl is the grant's expiry plus GrantRetention, so an expired grant stays
 // listed for a while and then DynamoDB drops it; a live read never trusts
@@ -97,16 +97,26 @@ func (s *Store) ProjectGrants(ctx context.Context, project string) ([]grant.Gran
 
 // UseGrant counts one use in a single conditional update: the grant must
 // exist, be unrevoked and not yet expired at now. Of a use racing a
-// revocation, either the use lands first or it fails; never both.
+// revocation, either the use lands first or it fails; never both. The use
+// carries its own id (onceWrite), so the SDK's retry of a use whose answer
+// was lost counts nothing more and answers the use that landed.
 func (s *Store) UseGrant(ctx context.Context, project, id string, now time.Time) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.tables.Tasks),
-		Key:                       grantKey(project, id),
-		UpdateExpression:          aws.String("ADD #uses :one"),
-		ConditionExpression:       aws.String("attribute_exists(pk) AND attribute_not_exists(revoked_at) AND expires_unix > :now"),
-		ExpressionAttributeNames:  map[string]string{"#uses": "uses"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": numberValue(1), ":now": numberValue(now.UnixMilli())},
+	once, err := newOnceWrite(time.Now())
+	if err != nil {
+		return fmt.Errorf("use grant %s: %w", id, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.tables.Tasks),
+		Key:                                 grantKey(project, id),
+		UpdateExpression:                    aws.String("ADD #uses :one, " + onceAdd + " " + onceRemove),
+		ConditionExpression:                 aws.String("attribute_exists(pk) AND attribute_not_exists(revoked_at) AND expires_unix > :now AND " + onceCondition),
+		ExpressionAttributeNames:            once.names(map[string]string{"#uses": "uses"}),
+		ExpressionAttributeValues:           once.values(map[string]types.AttributeValue{":one": numberValue(1), ":now": numberValue(now.UnixMilli())}),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	if _, landed := once.landed(err); landed {
+		return nil
+	}
 	if err != nil {
 		return writeError("use grant "+id, err)
 	}

@@ -1,0 +1,81 @@
+//go:build integration
+
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/aws/store/storetest"
+	"github.com/useprickle/prickle/shared/domain/grant"
+	"github.com/useprickle/prickle/shared/team"
+)
+
+// Each test here lets a write land and loses its answer (storetest.Proxy's
+// LostAnswer), so the SDK sends the very same request again, as it does when
+// the network drops an answer on DynamoDB. The write must count once, and the
+// retry must answer the success that landed.
+
+// lossyStore is a store through a proxy whose client gives up on an answer
+// after a second (and retries, as the functions' clients do).
+func lossyStore(t *testing.T) (storetest.Fixture, *storetest.Proxy, *store.Store) {
+	t.Helper()
+	fx := storetest.New(t)
+	p := storetest.NewProxy(t)
+	st := p.Store(fx, func(o *dynamodb.Options) {
+		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(time.Second)
+	})
+	return fx, p, st
+}
+
+// lose makes the next request of op land unanswered.
+func lose(p *storetest.Proxy, op string) {
+	p.Inject(storetest.Rule{Fault: storetest.LostAnswer, Op: op, Times: 1})
+}
+
+func lost(t *testing.T, p *storetest.Proxy, want int) {
+	t.Helper()
+	if got := p.Injected()[storetest.LostAnswer]; got != want {
+		t.Fatalf("the proxy lost %d answers, want %d", got, want)
+	}
+}
+
+// A standing grant's use whose answer was lost is counted once.
+func TestRetriedGrantUseThatLandedCountsOnce(t *testing.T) {
+	_, p, st := lossyStore(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	g := grant.Grant{ID: "gr_lost", Project: "web", Owner: "alice", Agent: "alice/builder", Scope: grant.ScopePattern,
+		ToolName: "Bash", Field: "command", Pattern: "npm test", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := st.PutGrant(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if i != 1 {
+			lose(p, "UpdateItem")
+		}
+		if err := st.UseGrant(ctx, "web", g.ID, now); err != nil {
+			t.Fatalf("use %d (answer lost: %v) = %v; want it counted", i+1, i != 1, err)
+		}
+	}
+	lost(t, p, 2)
+	grants, err := st.ProjectGrants(ctx, "web")
+	if err != nil || len(grants) != 1 {
+		t.Fatalf("grants = %v, %v", grants, err)
+	}
+	if grants[0].Uses != 3 {
+		t.Errorf("uses = %d after 3 uses, 2 of their answers lost; want 3", grants[0].Uses)
+	}
+	if err := st.RevokeGrant(ctx, "web", g.ID, "alice", now); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.UseGrant(ctx, "web", g.ID, now); !errors.Is(err, team.ErrConflict) {
+		t.Errorf("a use of a revoked grant = %v; want a conflict", err)
+	}
+}
