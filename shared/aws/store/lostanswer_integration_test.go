@@ -13,6 +13,7 @@ import (
 
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/aws/store/storetest"
+	"github.com/useprickle/prickle/shared/domain/budget"
 	"github.com/useprickle/prickle/shared/domain/grant"
 	"github.com/useprickle/prickle/shared/team"
 )
@@ -77,5 +78,33 @@ func TestRetriedGrantUseThatLandedCountsOnce(t *testing.T) {
 	}
 	if err := st.UseGrant(ctx, "web", g.ID, now); !errors.Is(err, team.ErrConflict) {
 		t.Errorf("a use of a revoked grant = %v; want a conflict", err)
+	}
+}
+
+// A budget's debit and give-back whose answers were lost each count once,
+// and a debit that landed at the limit reads as the debit it was.
+func TestRetriedDebitAndGiveBackThatLandedCountOnce(t *testing.T) {
+	_, p, st := lossyStore(t)
+	ctx := context.Background()
+	key := budget.Spend{Project: "web", Owner: "alice", Unit: "USD", Agent: "alice/builder", Day: budget.Day(time.Now())}
+	limit := budget.Micros(10 * budget.Scale)
+	lose(p, "UpdateItem")
+	if total, err := st.AddSpend(ctx, key, 5*budget.Scale, &limit); err != nil || total != 5*budget.Scale {
+		t.Fatalf("a debit of 5 whose answer was lost = %v, %v; want a total of 5", total, err)
+	}
+	lose(p, "UpdateItem")
+	if total, err := st.AddSpend(ctx, key, 5*budget.Scale, &limit); err != nil || total != 10*budget.Scale {
+		t.Fatalf("a debit of 5 up to the limit of 10, answer lost = %v, %v; want a total of 10", total, err)
+	}
+	if _, err := st.AddSpend(ctx, key, 1*budget.Scale, &limit); !errors.Is(err, team.ErrConflict) {
+		t.Errorf("a debit over the limit = %v; want a conflict", err)
+	}
+	lose(p, "UpdateItem")
+	if total, err := st.AddSpend(ctx, key, -5*budget.Scale, nil); err != nil || total != 5*budget.Scale {
+		t.Fatalf("a give-back of 5 whose answer was lost = %v, %v; want a total of 5", total, err)
+	}
+	lost(t, p, 3)
+	if spent, err := st.Spent(ctx, key); err != nil || spent != 5*budget.Scale {
+		t.Errorf("spent = %v, %v; want 5 (two debits of 5, one give-back of 5)", spent, err)
 	}
 }
