@@ -15,6 +15,8 @@ import (
 	"github.com/useprickle/prickle/shared/aws/store/storetest"
 	"github.com/useprickle/prickle/shared/domain/budget"
 	"github.com/useprickle/prickle/shared/domain/grant"
+	"github.com/useprickle/prickle/shared/domain/modelspend"
+	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -106,5 +108,61 @@ func TestRetriedDebitAndGiveBackThatLandedCountOnce(t *testing.T) {
 	lost(t, p, 3)
 	if spent, err := st.Spent(ctx, key); err != nil || spent != 5*budget.Scale {
 		t.Errorf("spent = %v, %v; want 5 (two debits of 5, one give-back of 5)", spent, err)
+	}
+}
+
+// An owner's decision whose transaction landed unanswered is the decision:
+// the retry answers success, and what it carried (the spend) counts once.
+func TestRetriedDecisionThatLandedIsStillTheDecision(t *testing.T) {
+	_, p, st := lossyStore(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	s := sampleStep(t, "tsk_lost", "stp_1", `{"command":"pay"}`, now)
+	s.Project, s.Agent, s.Kind = "web", "alice/builder", "spending"
+	if err := st.SaveSteps(ctx, team.StepChange{Steps: []team.StepWrite{{Step: s}}, At: now}); err != nil {
+		t.Fatal(err)
+	}
+	approved := s
+	approved.Status, approved.DecidedBy, approved.DecidedAt, approved.DecidedVia = step.Approved, "alice", &now, "web"
+	key := budget.Spend{Project: "web", Owner: "alice", Unit: "USD", Agent: "alice/builder", Day: budget.Day(now), Spent: 12 * budget.Scale}
+	lose(p, "TransactWriteItems")
+	err := st.SaveSteps(ctx, team.StepChange{Steps: []team.StepWrite{{Step: approved, Prev: step.Pending}}, Spend: &key, At: now})
+	if err != nil {
+		t.Fatalf("an approval whose transaction landed, retried = %v; want success", err)
+	}
+	lost(t, p, 1)
+	if got, err := st.Step(ctx, s.TaskID, s.ID); err != nil || got.Status != step.Approved {
+		t.Errorf("step = %s, %v; want approved", got.Status, err)
+	}
+	if spent, err := st.Spent(ctx, key); err != nil || spent != 12*budget.Scale {
+		t.Errorf("spent = %v, %v; want the approved 12 once", spent, err)
+	}
+	refused := s
+	refused.Status = step.Refused
+	if err := st.SaveSteps(ctx, team.StepChange{Steps: []team.StepWrite{{Step: refused, Prev: step.Pending}}, At: now}); !errors.Is(err, team.ErrConflict) {
+		t.Errorf("a second decision = %v; want a conflict", err)
+	}
+}
+
+// A run's model spend whose transaction landed unanswered is recorded, once.
+func TestRetriedRunReportThatLandedIsRecordedOnce(t *testing.T) {
+	_, p, st := lossyStore(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	r := modelspend.NewRun("alice/builder", "web", "tsk_lost", "run_1", modelspend.Report{CostUSD: 0.25, InputTokens: 100, OutputTokens: 10, Turns: 1}, now)
+	lose(p, "TransactWriteItems")
+	if recorded, err := st.RecordRun(ctx, r); err != nil || !recorded {
+		t.Fatalf("a run report that landed, retried = %v, %v; want recorded", recorded, err)
+	}
+	lost(t, p, 1)
+	if again, err := st.RecordRun(ctx, r); err != nil || again {
+		t.Errorf("the same run reported again = %v, %v; want not recorded", again, err)
+	}
+	spend, err := st.AgentsSpend(ctx, []string{"alice/builder"}, modelspend.Day(now), modelspend.Month(now))
+	if err != nil || len(spend) != 1 {
+		t.Fatalf("spend = %v, %v", spend, err)
+	}
+	if spend[0].Today.Runs != 1 || spend[0].Today.Cost != r.Cost {
+		t.Errorf("today = %+v; want one run of %v", spend[0].Today.Totals, r.Cost)
 	}
 }

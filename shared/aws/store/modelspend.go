@@ -137,7 +137,9 @@ func (s *Store) addTotals(r modelspend.Run, sk, period string, ttl int64) *types
 
 // RecordRun stores a run's spend once: the run, the ADDs to its agent's day
 // and month, and its audit entry, in one transaction conditioned on the run
-// being new. A run reported before changes nothing and recorded is false.
+// being new. A run reported before changes nothing and recorded is false;
+// the SDK's retry of this very report after a lost answer is recorded (its
+// client request token, as in SaveSteps), not read as reported before.
 func (s *Store) RecordRun(ctx context.Context, r modelspend.Run) (recorded bool, err error) {
 	day, month := modelspend.Day(r.At), modelspend.Month(r.At)
 	dttl, err := dayTTL(day)

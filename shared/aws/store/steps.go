@@ -120,7 +120,10 @@ func (s *Store) StepsForTask(ctx context.Context, taskID string) ([]step.Step, e
 // Prev (or, Prev empty, only if it is new), the audit entry of each, and the
 // task move and the spend added if any, as one transaction: a single failed
 // condition is ErrConflict and nothing is written, so no step changes
-// without its entry.
+// without its entry. The transaction carries a client request token (the
+// SDK fills ClientRequestToken in before its first attempt), so the SDK's
+// retry of a transaction whose answer was lost is answered success by
+// DynamoDB (and the emulator) instead of failing its own #status = :prev.
 func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
 	var items []types.TransactWriteItem
 	for i, w := range c.Steps {
