@@ -11,6 +11,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/aws/store/storetest"
 	"github.com/useprickle/prickle/shared/domain/budget"
@@ -164,5 +165,47 @@ func TestRetriedRunReportThatLandedIsRecordedOnce(t *testing.T) {
 	}
 	if spend[0].Today.Runs != 1 || spend[0].Today.Cost != r.Cost {
 		t.Errorf("today = %+v; want one run of %v", spend[0].Today.Totals, r.Cost)
+	}
+}
+
+// An owner's revocation of a grant whose answer was lost is the revocation,
+// not "already revoked".
+func TestRetriedGrantRevocationThatLandedIsTheRevocation(t *testing.T) {
+	_, p, st := lossyStore(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	g := grant.Grant{ID: "gr_revoke", Project: "web", Owner: "alice", Agent: "alice/builder", Scope: grant.ScopePattern,
+		ToolName: "Bash", Field: "command", Pattern: "npm test", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := st.PutGrant(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	lose(p, "UpdateItem")
+	if err := st.RevokeGrant(ctx, "web", g.ID, "alice", now); err != nil {
+		t.Fatalf("a revocation that landed, retried = %v; want it revoked", err)
+	}
+	lost(t, p, 1)
+	if err := st.RevokeGrant(ctx, "web", g.ID, "alice", now); !errors.Is(err, team.ErrConflict) {
+		t.Errorf("a second revocation = %v; want a conflict", err)
+	}
+}
+
+// A code or refresh token marked used, its answer lost, is used by this
+// call: the retry is not a replay (which fosite answers by ending the
+// connection).
+func TestRetriedOAuthUseThatLandedIsTheUse(t *testing.T) {
+	_, p, st := lossyStore(t)
+	ctx := context.Background()
+	const hash = "5e0f4c2c3c1f7e2b8a1d0c9b8a7f6e5d4c3b2a1908f7e6d5c4b3a29180706050"
+	r := oauthstate.Record{Kind: oauthstate.KindRefresh, Hash: hash, Family: "fam_1", Active: true, Expires: time.Now().Add(time.Hour), Request: []byte("{}")}
+	if err := st.PutOAuthRecord(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	lose(p, "UpdateItem")
+	if err := st.DeactivateOAuthRecord(ctx, oauthstate.KindRefresh, hash); err != nil {
+		t.Fatalf("a use that landed, retried = %v; want it used by this call", err)
+	}
+	lost(t, p, 1)
+	if err := st.DeactivateOAuthRecord(ctx, oauthstate.KindRefresh, hash); !errors.Is(err, oauthstate.ErrInactive) {
+		t.Errorf("a second use = %v; want ErrInactive", err)
 	}
 }
