@@ -50,10 +50,13 @@ var Faults = []Fault{ProvisionedThroughputExceeded, Throttling, InternalServerEr
 
 // Rule injects a fault into the requests of one operation (every operation
 // when Op is empty): the next Times of them, or all of them when Times is 0.
+// With Every above 1, only one request in Every of them (the Every-th, the
+// 2×Every-th, …) gets it, and Times counts those.
 type Rule struct {
 	Fault Fault
 	Op    string // e.g. "TransactWriteItems", as X-Amz-Target names it
 	Times int
+	Every int
 }
 
 // Proxy is a reverse proxy between a store's DynamoDB client and the
@@ -71,6 +74,7 @@ type Proxy struct {
 type activeRule struct {
 	Rule
 	left int // requests still to fail; -1 for all of them
+	seen int // requests the rule matched, for Every
 }
 
 // NewProxy starts a proxy in front of the emulator, closed when the test ends.
@@ -151,6 +155,11 @@ func (p *Proxy) count(op string) (Fault, bool) {
 	for _, r := range p.rules {
 		if r.left == 0 || (r.Op != "" && r.Op != op) || (r.Fault == TransactionThrottled && op != "TransactWriteItems") {
 			continue
+		}
+		if r.Every > 1 {
+			if r.seen++; r.seen%r.Every != 0 {
+				continue
+			}
 		}
 		if r.left > 0 {
 			r.left--
