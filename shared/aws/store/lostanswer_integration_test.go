@@ -219,8 +219,18 @@ func TestRetriedOAuthUseThatLandedIsTheUse(t *testing.T) {
 // calls under that grant and 11 spending steps of 5 USD against a 50 USD
 // budget: each allowed once, each use and debit counted once, the 11th asked
 // of the owner, no landed success answered as a failure.
+// It runs twice: with the client request token, and without it (where only
+// what each write records tells its retry that it landed).
 func TestOwnersStoryUnderLostAnswers(t *testing.T) {
+	t.Run("with client request tokens", func(t *testing.T) { ownersStoryUnderLostAnswers(t, false) })
+	t.Run("without them", func(t *testing.T) { ownersStoryUnderLostAnswers(t, true) })
+}
+
+func ownersStoryUnderLostAnswers(t *testing.T, dropTokens bool) {
 	fx, p, st := lossyStore(t)
+	if dropTokens {
+		p.DropTokens()
+	}
 	f := ownersOn(t, fixture{store: st, client: fx.Client, tables: fx.Tables})
 	ctx := context.Background()
 	if _, err := f.svc.SetBudget(ctx, budget.Budget{Project: "web", Owner: "alice", Unit: "USD", PerAgentPerDay: 50 * budget.Scale, AutoAllow: true, AmountField: "usd"}, audit.ViaPage); err != nil {
@@ -291,5 +301,39 @@ func TestOwnersStoryUnderLostAnswers(t *testing.T) {
 	}
 	if allowed != 20 {
 		t.Errorf("%d step_allowed audit entries for 10 pushes and 10 spending steps; want 20", allowed)
+	}
+}
+
+// Without the client request token (a DynamoDB or an emulator that ignored
+// it), a decision and a run's report that landed unanswered are still
+// recognised, by their own id in the items they wrote (write_id).
+func TestRetriedTransactionsThatLandedWithoutTokensAreRecognised(t *testing.T) {
+	_, p, st := lossyStore(t)
+	p.DropTokens()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	s := sampleStep(t, "tsk_notoken", "stp_1", `{"command":"pay"}`, now)
+	s.Project, s.Agent = "web", "alice/builder"
+	lose(p, "TransactWriteItems")
+	if err := st.SaveSteps(ctx, team.StepChange{Steps: []team.StepWrite{{Step: s}}, At: now}); err != nil {
+		t.Fatalf("a new step whose transaction landed, retried without its token = %v; want success", err)
+	}
+	approved := s
+	approved.Status, approved.DecidedBy, approved.DecidedAt = step.Approved, "alice", &now
+	lose(p, "TransactWriteItems")
+	if err := st.SaveSteps(ctx, team.StepChange{Steps: []team.StepWrite{{Step: approved, Prev: step.Pending}}, At: now}); err != nil {
+		t.Fatalf("an approval whose transaction landed, retried without its token = %v; want success", err)
+	}
+	r := modelspend.NewRun("alice/builder", "web", "tsk_notoken", "run_1", modelspend.Report{CostUSD: 0.5, Turns: 1}, now)
+	lose(p, "TransactWriteItems")
+	if recorded, err := st.RecordRun(ctx, r); err != nil || !recorded {
+		t.Fatalf("a run report that landed, retried without its token = %v, %v; want recorded", recorded, err)
+	}
+	lost(t, p, 3)
+	if err := st.SaveSteps(ctx, team.StepChange{Steps: []team.StepWrite{{Step: approved, Prev: step.Pending}}, At: now}); !errors.Is(err, team.ErrConflict) {
+		t.Errorf("a second approval = %v; want a conflict", err)
+	}
+	if again, err := st.RecordRun(ctx, r); err != nil || again {
+		t.Errorf("the same run reported again = %v, %v; want not recorded", again, err)
 	}
 }

@@ -74,3 +74,26 @@ func (o onceWrite) landed(err error) (map[string]types.AttributeValue, bool) {
 	}
 	return failed.Item, true
 }
+
+// writeIDAttr is the attribute in which a transaction's own id is stored on
+// the items it puts (SaveSteps' steps, RecordRun's run).
+const writeIDAttr = "write_id"
+
+// landedTransaction reports whether err is a transaction cancelled on a
+// failed condition of an item that holds write (returned by
+// ReturnValuesOnConditionCheckFailure ALL_OLD): the transaction that wrote
+// it was this one, which landed before (transactions land whole) and whose
+// answer was lost, and err is its retry's, run again where the client
+// request token was not honoured.
+func landedTransaction(err error, write string) bool {
+	var cancelled *types.TransactionCanceledException
+	if !errors.As(err, &cancelled) {
+		return false
+	}
+	for _, r := range cancelled.CancellationReasons {
+		if v, ok := r.Item[writeIDAttr].(*types.AttributeValueMemberS); ok && v.Value == write {
+			return true
+		}
+	}
+	return false
+}

@@ -69,6 +69,7 @@ type Proxy struct {
 	ops      map[string]int
 	rules    []*activeRule
 	injected map[Fault]int
+	noTokens bool
 }
 
 type activeRule struct {
@@ -88,6 +89,9 @@ func NewProxy(t testing.TB) *Proxy {
 	forward := httputil.NewSingleHostReverseProxy(target)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, op, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
+		if op == "TransactWriteItems" && p.dropsTokens() {
+			dropToken(r)
+		}
 		if f, ok := p.count(op); ok {
 			if f == LostAnswer {
 				forward.ServeHTTP(httptest.NewRecorder(), r)
@@ -106,6 +110,40 @@ func NewProxy(t testing.TB) *Proxy {
 // through the proxy, built as the functions build theirs (opts adjust it).
 func (p *Proxy) Store(fx Fixture, opts ...func(*dynamodb.Options)) *store.Store {
 	return store.New(store.NewFunctionClient(p.URL, opts...), fx.Tables)
+}
+
+// DropTokens makes the proxy forward every TransactWriteItems without its
+// ClientRequestToken, as to a DynamoDB that ignored it: a retried
+// transaction then runs again, and only what the write itself records can
+// tell that it landed.
+func (p *Proxy) DropTokens() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.noTokens = true
+}
+
+func (p *Proxy) dropsTokens() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.noTokens
+}
+
+// dropToken removes ClientRequestToken from r's JSON body (the emulator
+// checks no signature).
+func dropToken(r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	var in map[string]json.RawMessage
+	if json.Unmarshal(body, &in) == nil {
+		delete(in, "ClientRequestToken")
+		if out, err := json.Marshal(in); err == nil {
+			body = out
+		}
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	r.Header.Set("Content-Length", fmt.Sprint(len(body)))
 }
 
 // Inject adds a rule; rules are tried in the order they were added.
