@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -121,22 +120,30 @@ func (s *Store) ProjectBudgets(ctx context.Context, project string) ([]budget.Bu
 }
 
 // spendUpdate is the update that adds amount to one agent's spend of a day,
-// creating the item (with its TTL) if it is the day's first spend.
-func (s *Store) spendUpdate(key budget.Spend, amount budget.Micros) (*types.Update, error) {
+// creating the item (with its TTL) if it is the day's first spend. With
+// once, it also adds that update's own id (its condition is the caller's).
+func (s *Store) spendUpdate(key budget.Spend, amount budget.Micros, once *onceWrite) (*types.Update, error) {
 	day, err := time.Parse("2006-01-02", key.Day)
 	if err != nil {
 		return nil, fmt.Errorf("add spend: day %q: %w", key.Day, err)
 	}
+	update := "ADD #spent :amount SET spend_project = :p, #owner = :o, #unit = :u, #agent = :a, #day = :d, #ttl = :ttl"
+	names := map[string]string{"#spent": "spent", "#owner": "owner", "#unit": "unit", "#agent": "agent", "#day": "day", "#ttl": "ttl"}
+	values := map[string]types.AttributeValue{
+		":amount": numberValue(int64(amount)), ":p": stringValue(key.Project), ":o": stringValue(key.Owner),
+		":u": stringValue(key.Unit), ":a": stringValue(key.Agent), ":d": stringValue(key.Day),
+		":ttl": numberValue(day.Add(SpendRetention).Unix()),
+	}
+	if once != nil {
+		update = "ADD #spent :amount, " + onceAdd + " SET spend_project = :p, #owner = :o, #unit = :u, #agent = :a, #day = :d, #ttl = :ttl " + onceRemove
+		names, values = once.names(names), once.values(values)
+	}
 	return &types.Update{
-		TableName:                aws.String(s.tables.Tasks),
-		Key:                      map[string]types.AttributeValue{"pk": stringValue(spendPK(key.Project)), "sk": stringValue(spendSK(key))},
-		UpdateExpression:         aws.String("ADD #spent :amount SET spend_project = :p, #owner = :o, #unit = :u, #agent = :a, #day = :d, #ttl = :ttl"),
-		ExpressionAttributeNames: map[string]string{"#spent": "spent", "#owner": "owner", "#unit": "unit", "#agent": "agent", "#day": "day", "#ttl": "ttl"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":amount": numberValue(int64(amount)), ":p": stringValue(key.Project), ":o": stringValue(key.Owner),
-			":u": stringValue(key.Unit), ":a": stringValue(key.Agent), ":d": stringValue(key.Day),
-			":ttl": numberValue(day.Add(SpendRetention).Unix()),
-		},
+		TableName:                 aws.String(s.tables.Tasks),
+		Key:                       map[string]types.AttributeValue{"pk": stringValue(spendPK(key.Project)), "sk": stringValue(spendSK(key))},
+		UpdateExpression:          aws.String(update),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
 	}, nil
 }
 
@@ -148,20 +155,18 @@ func (s *Store) spendUpdate(key budget.Spend, amount budget.Micros) (*types.Upda
 // of one whose answer was lost adds nothing more and answers the total
 // stored (a debit that landed at the limit is not read as over it).
 func (s *Store) AddSpend(ctx context.Context, key budget.Spend, amount budget.Micros, limit *budget.Micros) (budget.Micros, error) {
-	u, err := s.spendUpdate(key, amount)
-	if err != nil {
-		return 0, err
-	}
 	once, err := newOnceWrite(time.Now())
 	if err != nil {
 		return 0, fmt.Errorf("add spend of %s: %w", key.Agent, err)
 	}
+	u, err := s.spendUpdate(key, amount, &once)
+	if err != nil {
+		return 0, err
+	}
 	in := &dynamodb.UpdateItemInput{
-		TableName: u.TableName, Key: u.Key,
-		UpdateExpression:          aws.String(strings.Replace(aws.ToString(u.UpdateExpression), "ADD #spent :amount", "ADD #spent :amount, "+onceAdd, 1) + " " + onceRemove),
-		ConditionExpression:       aws.String(onceCondition),
-		ExpressionAttributeNames:  once.names(u.ExpressionAttributeNames),
-		ExpressionAttributeValues: once.values(u.ExpressionAttributeValues),
+		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
+		ConditionExpression:      aws.String(onceCondition),
+		ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
 		// The whole item: an ADD of 0 changes nothing, and UPDATED_NEW then
 		// need not return the total (the emulator does not).
 		ReturnValues:                        types.ReturnValueAllNew,

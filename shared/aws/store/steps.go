@@ -173,7 +173,7 @@ func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
 		items = append(append(items, plan.files...), types.TransactWriteItem{Put: plan.put})
 	}
 	if c.Spend != nil {
-		u, err := s.spendUpdate(*c.Spend, c.Spend.Spent)
+		u, err := s.spendUpdate(*c.Spend, c.Spend.Spent, nil)
 		if err != nil {
 			return fmt.Errorf("save steps: %w", err)
 		}
