@@ -165,7 +165,8 @@ type Grants interface {
 	// PutGrant stores a new grant; one with its id already stored is ErrConflict.
 	PutGrant(ctx context.Context, g grant.Grant) error
 	// UseGrant counts one use, only if the grant is unrevoked and unexpired at
-	// now (ErrConflict otherwise, ErrNotFound when there is none).
+	// now (ErrConflict otherwise, ErrNotFound when there is none); once per
+	// call, also when the store's client retries it after a lost answer.
 	UseGrant(ctx context.Context, project, id string, now time.Time) error
 	// RevokeGrant marks the grant revoked by by at now, only if it is not yet
 	// revoked (ErrConflict otherwise, ErrNotFound when there is none).
@@ -181,6 +182,8 @@ type Budgets interface {
 	// AddSpend adds amount (negative to give back) to the spend key names,
 	// only if the total stays at or below limit when limit is set
 	// (ErrConflict otherwise, with nothing written); it returns the new total.
+	// Each call adds once, also when the store's client retries it after a
+	// lost answer (a debit that landed at the limit is not read as over it).
 	AddSpend(ctx context.Context, key budget.Spend, amount budget.Micros, limit *budget.Micros) (budget.Micros, error)
 	// Spent is what key's agent spent on key's day in key's unit (0 when nothing).
 	Spent(ctx context.Context, key budget.Spend) (budget.Micros, error)

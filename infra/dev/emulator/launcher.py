@@ -32,6 +32,9 @@ the emulator saw no retried request.
 
 The patches of fastpaths.py (installed before serving) keep moto's Query,
 TransactWriteItems and request recorder from growing with the table.
+clienttokens.py honours TransactWriteItems' ClientRequestToken as DynamoDB
+does (moto ignores it): an SDK's retry of a transaction that landed succeeds
+without applying again.
 
 Persistence across restarts: moto 5.2.5 keeps all state in memory and has no
 snapshot or restore. With --state FILE, the launcher keeps two things:
@@ -72,6 +75,7 @@ import time
 from urllib.parse import urlsplit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clienttokens  # noqa: E402
 import fastpaths  # noqa: E402
 
 # How many connections may wait to be accepted: more than the agents a load
@@ -372,7 +376,9 @@ def main(argv):
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    server = make_server(serialized(app, lock, profile), args.host, args.port)
+    # Served (not replayed) transactions honour their ClientRequestToken: see clienttokens.py.
+    served = clienttokens.ClientTokens().wrap(app)
+    server = make_server(serialized(served, lock, profile), args.host, args.port)
     print(f"moto: serving http://{args.host}:{args.port} (threaded, one request per connection, one at a time)", flush=True)
     server.serve_forever()
 

@@ -38,7 +38,12 @@ type ownersFixture struct {
 
 func newOwnersFixture(t *testing.T) ownersFixture {
 	t.Helper()
-	f := newFixture(t)
+	return ownersOn(t, newFixture(t))
+}
+
+// ownersOn sets the owners fixture up on f's store.
+func ownersOn(t *testing.T, f fixture) ownersFixture {
+	t.Helper()
 	ctx := context.Background()
 	if err := f.store.PutProject(ctx, team.Project{Slug: "web", Name: "Web", StepDeadline: step.DefaultPendingDeadline}); err != nil {
 		t.Fatal(err)

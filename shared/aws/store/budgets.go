@@ -17,7 +17,7 @@ import (
 // Budgets and spend live in the tasks table:
 //
 //	budget pk BUDGETS#<project>  sk <owner>#<unit>               amount_field, amount_tool (absent before they existed)
-//	spend  pk SPEND#<project>    sk <day>#<owner>#<unit>#<owner/agent>   spent (micros), ttl
+//	spend  pk SPEND#<project>    sk <day>#<owner>#<unit>#<owner/agent>   spent (micros), once_* (AddSpend's own ids), ttl
 //
 // A spend item is one agent's day in one unit, only ever changed by an ADD:
 // a debit without asking is conditioned on the total staying within the
@@ -120,22 +120,30 @@ func (s *Store) ProjectBudgets(ctx context.Context, project string) ([]budget.Bu
 }
 
 // spendUpdate is the update that adds amount to one agent's spend of a day,
-// creating the item (with its TTL) if it is the day's first spend.
-func (s *Store) spendUpdate(key budget.Spend, amount budget.Micros) (*types.Update, error) {
+// creating the item (with its TTL) if it is the day's first spend. With
+// once, it also adds that update's own id (its condition is the caller's).
+func (s *Store) spendUpdate(key budget.Spend, amount budget.Micros, once *onceWrite) (*types.Update, error) {
 	day, err := time.Parse("2006-01-02", key.Day)
 	if err != nil {
 		return nil, fmt.Errorf("add spend: day %q: %w", key.Day, err)
 	}
+	update := "ADD #spent :amount SET spend_project = :p, #owner = :o, #unit = :u, #agent = :a, #day = :d, #ttl = :ttl"
+	names := map[string]string{"#spent": "spent", "#owner": "owner", "#unit": "unit", "#agent": "agent", "#day": "day", "#ttl": "ttl"}
+	values := map[string]types.AttributeValue{
+		":amount": numberValue(int64(amount)), ":p": stringValue(key.Project), ":o": stringValue(key.Owner),
+		":u": stringValue(key.Unit), ":a": stringValue(key.Agent), ":d": stringValue(key.Day),
+		":ttl": numberValue(day.Add(SpendRetention).Unix()),
+	}
+	if once != nil {
+		update = "ADD #spent :amount, " + onceAdd + " SET spend_project = :p, #owner = :o, #unit = :u, #agent = :a, #day = :d, #ttl = :ttl " + onceRemove
+		names, values = once.names(names), once.values(values)
+	}
 	return &types.Update{
-		TableName:                aws.String(s.tables.Tasks),
-		Key:                      map[string]types.AttributeValue{"pk": stringValue(spendPK(key.Project)), "sk": stringValue(spendSK(key))},
-		UpdateExpression:         aws.String("ADD #spent :amount SET spend_project = :p, #owner = :o, #unit = :u, #agent = :a, #day = :d, #ttl = :ttl"),
-		ExpressionAttributeNames: map[string]string{"#spent": "spent", "#owner": "owner", "#unit": "unit", "#agent": "agent", "#day": "day", "#ttl": "ttl"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":amount": numberValue(int64(amount)), ":p": stringValue(key.Project), ":o": stringValue(key.Owner),
-			":u": stringValue(key.Unit), ":a": stringValue(key.Agent), ":d": stringValue(key.Day),
-			":ttl": numberValue(day.Add(SpendRetention).Unix()),
-		},
+		TableName:                 aws.String(s.tables.Tasks),
+		Key:                       map[string]types.AttributeValue{"pk": stringValue(spendPK(key.Project)), "sk": stringValue(spendSK(key))},
+		UpdateExpression:          aws.String(update),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
 	}, nil
 }
 
@@ -143,31 +151,46 @@ func (s *Store) spendUpdate(key budget.Spend, amount budget.Micros) (*types.Upda
 // limit, the update is conditioned on the total staying within it: the
 // stored spend (none counts as 0) must be at most limit - amount, so of
 // racing debits exactly those that fit land, and a lost one writes nothing.
+// Each debit and give-back carries its own id (onceWrite): the SDK's retry
+// of one whose answer was lost adds nothing more and answers the total
+// stored (a debit that landed at the limit is not read as over it).
 func (s *Store) AddSpend(ctx context.Context, key budget.Spend, amount budget.Micros, limit *budget.Micros) (budget.Micros, error) {
-	u, err := s.spendUpdate(key, amount)
+	once, err := newOnceWrite(time.Now())
+	if err != nil {
+		return 0, fmt.Errorf("add spend of %s: %w", key.Agent, err)
+	}
+	u, err := s.spendUpdate(key, amount, &once)
 	if err != nil {
 		return 0, err
 	}
 	in := &dynamodb.UpdateItemInput{
 		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
+		ConditionExpression:      aws.String(onceCondition),
 		ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
 		// The whole item: an ADD of 0 changes nothing, and UPDATED_NEW then
 		// need not return the total (the emulator does not).
-		ReturnValues: types.ReturnValueAllNew,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	if limit != nil && amount > 0 { // a debit of nothing never crosses the limit, even one hand-approved spend already passed
 		room := *limit - amount
 		if room < 0 {
 			return 0, fmt.Errorf("debit %s %s beyond a limit of %s: %w", amount, key.Unit, *limit, team.ErrConflict)
 		}
-		in.ConditionExpression = aws.String("attribute_not_exists(#spent) OR #spent <= :room")
+		in.ConditionExpression = aws.String("(attribute_not_exists(#spent) OR #spent <= :room) AND " + onceCondition)
 		in.ExpressionAttributeValues[":room"] = numberValue(int64(room))
 	}
 	out, err := s.db.UpdateItem(ctx, in)
-	if err != nil {
+	var item map[string]types.AttributeValue
+	switch stored, landed := once.landed(err); {
+	case landed:
+		item = stored
+	case err != nil:
 		return 0, writeError(fmt.Sprintf("add %s %s to the spend of %s", amount, key.Unit, key.Agent), err)
+	default:
+		item = out.Attributes
 	}
-	n, ok := out.Attributes["spent"].(*types.AttributeValueMemberN)
+	n, ok := item["spent"].(*types.AttributeValueMemberN)
 	if !ok {
 		return 0, fmt.Errorf("add spend of %s: no total came back", key.Agent)
 	}

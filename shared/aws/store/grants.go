@@ -16,7 +16,7 @@ import (
 
 // Owners' standing grants live in the tasks table, one partition per project:
 //
-//	grant  pk GRANTS#<project>  sk <grant id>   uses (counted), revoked_at, ttl
+//	grant  pk GRANTS#<project>  sk <grant id>   uses (counted, once_* the uses' own ids), revoked_at (revoke_id), ttl
 //
 // ttl is the grant's expiry plus GrantRetention, so an expired grant stays
 // listed for a while and then DynamoDB drops it; a live read never trusts
@@ -97,23 +97,35 @@ func (s *Store) ProjectGrants(ctx context.Context, project string) ([]grant.Gran
 
 // UseGrant counts one use in a single conditional update: the grant must
 // exist, be unrevoked and not yet expired at now. Of a use racing a
-// revocation, either the use lands first or it fails; never both.
+// revocation, either the use lands first or it fails; never both. The use
+// carries its own id (onceWrite), so the SDK's retry of a use whose answer
+// was lost counts nothing more and answers the use that landed.
 func (s *Store) UseGrant(ctx context.Context, project, id string, now time.Time) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.tables.Tasks),
-		Key:                       grantKey(project, id),
-		UpdateExpression:          aws.String("ADD #uses :one"),
-		ConditionExpression:       aws.String("attribute_exists(pk) AND attribute_not_exists(revoked_at) AND expires_unix > :now"),
-		ExpressionAttributeNames:  map[string]string{"#uses": "uses"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": numberValue(1), ":now": numberValue(now.UnixMilli())},
+	once, err := newOnceWrite(time.Now())
+	if err != nil {
+		return fmt.Errorf("use grant %s: %w", id, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.tables.Tasks),
+		Key:                                 grantKey(project, id),
+		UpdateExpression:                    aws.String("ADD #uses :one, " + onceAdd + " " + onceRemove),
+		ConditionExpression:                 aws.String("attribute_exists(pk) AND attribute_not_exists(revoked_at) AND expires_unix > :now AND " + onceCondition),
+		ExpressionAttributeNames:            once.names(map[string]string{"#uses": "uses"}),
+		ExpressionAttributeValues:           once.values(map[string]types.AttributeValue{":one": numberValue(1), ":now": numberValue(now.UnixMilli())}),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	if _, landed := once.landed(err); landed {
+		return nil
+	}
 	if err != nil {
 		return writeError("use grant "+id, err)
 	}
 	return nil
 }
 
-// RevokeGrant marks a grant revoked, only if it exists and is not revoked yet.
+// RevokeGrant marks a grant revoked, only if it exists and is not revoked
+// yet. The revocation carries its own id (revoke_id), so the SDK's retry of
+// one whose answer was lost is the revocation, not "already revoked".
 func (s *Store) RevokeGrant(ctx context.Context, project, id, by string, now time.Time) error {
 	at, err := marshalItem(struct {
 		At time.Time `dynamodbav:"at"`
@@ -121,12 +133,16 @@ func (s *Store) RevokeGrant(ctx context.Context, project, id, by string, now tim
 	if err != nil {
 		return fmt.Errorf("revoke grant %s: %w", id, err)
 	}
+	revoke, err := newWriteID()
+	if err != nil {
+		return fmt.Errorf("revoke grant %s: %w", id, err)
+	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.tables.Tasks),
 		Key:                       grantKey(project, id),
-		UpdateExpression:          aws.String("SET revoked_at = :at, revoked_by = :by"),
-		ConditionExpression:       aws.String("attribute_exists(pk) AND attribute_not_exists(revoked_at)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":at": at["at"], ":by": stringValue(by)},
+		UpdateExpression:          aws.String("SET revoked_at = :at, revoked_by = :by, revoke_id = :rid"),
+		ConditionExpression:       aws.String("attribute_exists(pk) AND (attribute_not_exists(revoked_at) OR revoke_id = :rid)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":at": at["at"], ":by": stringValue(by), ":rid": stringValue(revoke)},
 	})
 	if err != nil {
 		return writeError("revoke grant "+id, err)

@@ -137,7 +137,10 @@ func (s *Store) addTotals(r modelspend.Run, sk, period string, ttl int64) *types
 
 // RecordRun stores a run's spend once: the run, the ADDs to its agent's day
 // and month, and its audit entry, in one transaction conditioned on the run
-// being new. A run reported before changes nothing and recorded is false.
+// being new. A run reported before changes nothing and recorded is false;
+// the SDK's retry of this very report after a lost answer is recorded (its
+// client request token, and the run's write_id, as in SaveSteps), not read
+// as reported before.
 func (s *Store) RecordRun(ctx context.Context, r modelspend.Run) (recorded bool, err error) {
 	day, month := modelspend.Day(r.At), modelspend.Month(r.At)
 	dttl, err := dayTTL(day)
@@ -157,12 +160,21 @@ func (s *Store) RecordRun(ctx context.Context, r modelspend.Run) (recorded bool,
 	if err != nil {
 		return false, fmt.Errorf("record run %s: %w", r.RunID, err)
 	}
+	write, err := newWriteID()
+	if err != nil {
+		return false, fmt.Errorf("record run %s: %w", r.RunID, err)
+	}
+	item[writeIDAttr] = stringValue(write)
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Put: &types.Put{TableName: aws.String(s.tables.Tasks), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+		{Put: &types.Put{TableName: aws.String(s.tables.Tasks), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
 		{Update: s.addTotals(r, daySK(day), day, dttl)},
 		{Update: s.addTotals(r, monthSK(month), month, mttl)},
 		{Put: entry},
 	}})
+	if landedTransaction(err, write) {
+		return true, nil
+	}
 	if i, lost := failedCondition(err); lost && i == 0 {
 		return false, nil
 	}

@@ -160,17 +160,25 @@ func (s *Store) OAuthRecord(ctx context.Context, kind, hash string) (oauthstate.
 }
 
 // DeactivateOAuthRecord marks a record used with one conditional write: of two racing
-// uses, one wins and the other gets oauthstate.ErrInactive.
+// uses, one wins and the other gets oauthstate.ErrInactive. The use carries
+// its own id (used_by), so the SDK's retry of a use whose answer was lost is
+// that use, not a replay (which the authorization server answers by ending
+// the connection).
 func (s *Store) DeactivateOAuthRecord(ctx context.Context, kind, hash string) error {
 	if !tokenHashPattern.MatchString(hash) {
 		return oauthstate.ErrNotFound
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.tables.OAuth),
-		Key:                       directoryKey(recordPK(kind, hash), oauthRecordSK),
-		UpdateExpression:          aws.String("SET active = :false"),
-		ConditionExpression:       aws.String("active = :true"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}, ":false": &types.AttributeValueMemberBOOL{Value: false}},
+	use, err := newWriteID()
+	if err != nil {
+		return fmt.Errorf("use OAuth %s: %w", kind, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.tables.OAuth),
+		Key:                 directoryKey(recordPK(kind, hash), oauthRecordSK),
+		UpdateExpression:    aws.String("SET active = :false, used_by = :use"),
+		ConditionExpression: aws.String("active = :true OR used_by = :use"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}, ":false": &types.AttributeValueMemberBOOL{Value: false},
+			":use": stringValue(use)},
 	})
 	if _, lost := failedCondition(err); lost {
 		return fmt.Errorf("use OAuth %s: %w", kind, oauthstate.ErrInactive)

@@ -120,15 +120,26 @@ func (s *Store) StepsForTask(ctx context.Context, taskID string) ([]step.Step, e
 // Prev (or, Prev empty, only if it is new), the audit entry of each, and the
 // task move and the spend added if any, as one transaction: a single failed
 // condition is ErrConflict and nothing is written, so no step changes
-// without its entry.
+// without its entry. The transaction carries a client request token (the
+// SDK fills ClientRequestToken in before its first attempt), so the SDK's
+// retry of a transaction whose answer was lost is answered success by
+// DynamoDB (and the emulator) instead of failing its own #status = :prev;
+// and each step carries the transaction's own id (write_id), so where the
+// token is not honoured, a retry that fails on a step this very transaction
+// wrote is still the success it was.
 func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
+	write, err := newWriteID()
+	if err != nil {
+		return fmt.Errorf("save steps: %w", err)
+	}
 	var items []types.TransactWriteItem
 	for i, w := range c.Steps {
 		item, err := marshalItem(newStepRecord(w.Step))
 		if err != nil {
 			return fmt.Errorf("save step %s: %w", w.Step.ID, err)
 		}
-		put := &types.Put{TableName: aws.String(s.tables.Steps), Item: item}
+		item[writeIDAttr] = stringValue(write)
+		put := &types.Put{TableName: aws.String(s.tables.Steps), Item: item, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}
 		if w.Prev == "" {
 			put.ConditionExpression = aws.String("attribute_not_exists(step_id)")
 		} else {
@@ -162,7 +173,7 @@ func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
 		items = append(append(items, plan.files...), types.TransactWriteItem{Put: plan.put})
 	}
 	if c.Spend != nil {
-		u, err := s.spendUpdate(*c.Spend, c.Spend.Spent)
+		u, err := s.spendUpdate(*c.Spend, c.Spend.Spent, nil)
 		if err != nil {
 			return fmt.Errorf("save steps: %w", err)
 		}
@@ -174,7 +185,10 @@ func (s *Store) SaveSteps(ctx context.Context, c team.StepChange) error {
 	case len(items) > maxTransactItems:
 		return fmt.Errorf("save steps: %d writes exceed DynamoDB's %d per transaction", len(items), maxTransactItems)
 	}
-	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if landedTransaction(err, write) {
+		return nil
+	}
 	if err != nil {
 		return writeError(fmt.Sprintf("save %d steps", len(c.Steps)), err)
 	}

@@ -50,10 +50,13 @@ var Faults = []Fault{ProvisionedThroughputExceeded, Throttling, InternalServerEr
 
 // Rule injects a fault into the requests of one operation (every operation
 // when Op is empty): the next Times of them, or all of them when Times is 0.
+// With Every above 1, only one request in Every of them (the Every-th, the
+// 2×Every-th, …) gets it, and Times counts those.
 type Rule struct {
 	Fault Fault
 	Op    string // e.g. "TransactWriteItems", as X-Amz-Target names it
 	Times int
+	Every int
 }
 
 // Proxy is a reverse proxy between a store's DynamoDB client and the
@@ -66,11 +69,13 @@ type Proxy struct {
 	ops      map[string]int
 	rules    []*activeRule
 	injected map[Fault]int
+	noTokens bool
 }
 
 type activeRule struct {
 	Rule
 	left int // requests still to fail; -1 for all of them
+	seen int // requests the rule matched, for Every
 }
 
 // NewProxy starts a proxy in front of the emulator, closed when the test ends.
@@ -84,6 +89,9 @@ func NewProxy(t testing.TB) *Proxy {
 	forward := httputil.NewSingleHostReverseProxy(target)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, op, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
+		if op == "TransactWriteItems" && p.dropsTokens() {
+			dropToken(r)
+		}
 		if f, ok := p.count(op); ok {
 			if f == LostAnswer {
 				forward.ServeHTTP(httptest.NewRecorder(), r)
@@ -102,6 +110,40 @@ func NewProxy(t testing.TB) *Proxy {
 // through the proxy, built as the functions build theirs (opts adjust it).
 func (p *Proxy) Store(fx Fixture, opts ...func(*dynamodb.Options)) *store.Store {
 	return store.New(store.NewFunctionClient(p.URL, opts...), fx.Tables)
+}
+
+// DropTokens makes the proxy forward every TransactWriteItems without its
+// ClientRequestToken, as to a DynamoDB that ignored it: a retried
+// transaction then runs again, and only what the write itself records can
+// tell that it landed.
+func (p *Proxy) DropTokens() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.noTokens = true
+}
+
+func (p *Proxy) dropsTokens() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.noTokens
+}
+
+// dropToken removes ClientRequestToken from r's JSON body (the emulator
+// checks no signature).
+func dropToken(r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	var in map[string]json.RawMessage
+	if json.Unmarshal(body, &in) == nil {
+		delete(in, "ClientRequestToken")
+		if out, err := json.Marshal(in); err == nil {
+			body = out
+		}
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	r.Header.Set("Content-Length", fmt.Sprint(len(body)))
 }
 
 // Inject adds a rule; rules are tried in the order they were added.
@@ -151,6 +193,11 @@ func (p *Proxy) count(op string) (Fault, bool) {
 	for _, r := range p.rules {
 		if r.left == 0 || (r.Op != "" && r.Op != op) || (r.Fault == TransactionThrottled && op != "TransactWriteItems") {
 			continue
+		}
+		if r.Every > 1 {
+			if r.seen++; r.seen%r.Every != 0 {
+				continue
+			}
 		}
 		if r.left > 0 {
 			r.left--
