@@ -26,7 +26,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 E2E = Path(__file__).resolve().parent.parent
-ROOT = E2E.parent.parent
+ROOT = E2E.parents[2]
 SCHEMAS = ROOT / "shared" / "mcp" / "catalog" / "schemas"
 PROJECT = "website-v2"
 TOOLS = sorted([
