@@ -62,8 +62,29 @@ type asking struct {
 // RequestStep asks the caller's owner before a destructive, spending or
 // outbound call, and answers like a permission prompt: allow or deny. When
 // a racing write of the task lands first, it reads the task again and
-// answers from what it finds, so no racer is left with an error.
+// answers from what it finds, so no racer is left with an error. It checks
+// the call's bounds (the amount, the input) itself; a caller that checked
+// them already calls RequestCheckedStep.
 func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in RequestStepInput) (RequestStepOutput, error) {
+	return s.requestStep(ctx, c, in, nil)
+}
+
+// RequestCheckedStep is RequestStep for a call whose bounds its caller has
+// checked: the amount (step.CheckAmountValue, on the number as written) and
+// the input, whose canonical JSON (what step.CheckInput returned) is
+// canonical. The MCP edge checks every call's arguments so, before the tool
+// runs, and nothing here checks them again.
+func (s *Service) RequestCheckedStep(ctx context.Context, c identity.Caller, in RequestStepInput, canonical []byte) (RequestStepOutput, error) {
+	if canonical == nil {
+		return RequestStepOutput{}, errors.New("request_step: the input was not checked")
+	}
+	return s.requestStep(ctx, c, in, canonical)
+}
+
+// requestStep answers one request_step call; canonical is the input checked
+// by the caller, or nil to check the call's bounds here (once the caller is
+// known to be allowed to ask, as every refusal comes in that order).
+func (s *Service) requestStep(ctx context.Context, c identity.Caller, in RequestStepInput, canonical []byte) (RequestStepOutput, error) {
 	if c.Kind != identity.KindRun {
 		return RequestStepOutput{}, task.Refusef("request_step is for a woken run only: it needs the run token Prickle gives a run it wakes for a task, and %s called with its agent token", c.Agent)
 	}
@@ -71,20 +92,10 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 	if err != nil {
 		return RequestStepOutput{}, err
 	}
-	if err := in.Amount.Check(); err != nil {
-		return RequestStepOutput{}, task.Refusef("amount.value %v; nothing was stored or sent", err)
-	}
-	input := in.Input
-	if len(input) == 0 {
-		input = json.RawMessage(`{}`)
-	}
-	canonical, err := step.CheckInput(input)
-	var limit *step.InputLimitError
-	if errors.As(err, &limit) {
-		return RequestStepOutput{}, task.Refusef("%v; nothing was stored or sent", limit)
-	}
-	if err != nil {
-		return RequestStepOutput{}, task.Refusef("input must be a JSON object: %v", err)
+	if canonical == nil {
+		if canonical, err = checkStep(in); err != nil {
+			return RequestStepOutput{}, err
+		}
 	}
 	a := &asking{c: c, in: in, canonical: canonical, fp: step.Fingerprint(t.ID, in.ToolName, canonical), now: s.now()}
 	var out RequestStepOutput
@@ -109,6 +120,27 @@ func (s *Service) RequestStep(ctx context.Context, c identity.Caller, in Request
 		return RequestStepOutput{}, err
 	}
 	return out, nil
+}
+
+// checkStep bounds a call's amount and input, as the MCP edge does before
+// the tool runs, for callers of RequestStep; a crossed bound is a refusal.
+func checkStep(in RequestStepInput) ([]byte, error) {
+	if err := in.Amount.Check(); err != nil {
+		return nil, task.Refusef("amount.value %v; nothing was stored or sent", err)
+	}
+	input := in.Input
+	if len(input) == 0 {
+		input = json.RawMessage(`{}`)
+	}
+	canonical, err := step.CheckInput(input)
+	var limit *step.InputLimitError
+	if errors.As(err, &limit) {
+		return nil, task.Refusef("%v; nothing was stored or sent", limit)
+	}
+	if err != nil {
+		return nil, task.Refusef("input must be a JSON object: %v", err)
+	}
+	return canonical, nil
 }
 
 // askableTask reads the caller's task, which the caller must be able to ask on.
