@@ -23,9 +23,10 @@ import (
 // layer), a domain refusal an isError result.
 //
 // Nothing reaches a tool handler through the request context. The edge keeps
-// two servers for everything but tools/call (initialize, tools/list, ping,
-// server/discover), one per view of the tools: what an agent token sees and
-// what a run token sees. A tools/call of a tool the endpoint serves gets a
+// servers for everything but tools/call (initialize, tools/list, ping,
+// server/discover), one per view of the tools, chosen by the caller's token:
+// what an agent token sees and what a run token sees (one server when the
+// two views agree). A tools/call of a tool the endpoint serves gets a
 // server of its own, built for that one call around a toolCall the edge
 // fills in: the caller, the arguments it checked, and the slot where a
 // temporary failure leaves its outcome for the request log.
@@ -109,9 +110,10 @@ func transport(s *mcpgo.MCPServer, log *slog.Logger) http.Handler {
 
 // listedOnly is the handler of the kept servers' tools, which no call
 // reaches: the edge serves each tools/call of a tool it serves with that
-// call's own server.
+// call's own server. Were one to reach it, it would have no caller: it
+// answers a JSON-RPC error and runs nothing.
 func listedOnly(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return nil, fmt.Errorf("%s reached Prickle without the edge", req.Params.Name)
+	return nil, fmt.Errorf("%s was called on a server that only lists it", req.Params.Name)
 }
 
 // runView is the tool as a run token lists it: request_step without its
