@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpgo "github.com/mark3labs/mcp-go/server"
@@ -42,7 +43,8 @@ const instructions = "Prickle is where your team's agents and their owners work 
 // servers are the mcp-go servers the edge keeps, over HTTP: the tools as an
 // agent token lists them, and as a run token does.
 type servers struct {
-	agent, run http.Handler
+	agent http.Handler
+	run   func() http.Handler
 }
 
 // newServers builds the kept servers of the named tools (all of them when
@@ -67,16 +69,18 @@ func newServers(log *slog.Logger, names ...string) (map[string]*catalog.Tool, se
 		agent.AddTool(t.MCPTool(), listedOnly)
 	}
 	kept := servers{agent: transport(agent, log)}
-	kept.run = kept.agent
+	kept.run = func() http.Handler { return kept.agent }
 	if _, ok := served[catalog.PermissionTool]; ok {
-		// Only request_step looks different to a run token; registering a
-		// tool costs mcp-go a parse of its schema, so other endpoints keep
-		// one server for both.
-		run := newServer()
-		for _, t := range selected {
-			run.AddTool(runView(t), listedOnly)
-		}
-		kept.run = transport(run, log)
+		// Only request_step looks different to a run token. Registering a
+		// tool costs mcp-go a parse of its schema, so the run tokens' server
+		// is built when one first needs it, not in every cold start.
+		kept.run = sync.OnceValue(func() http.Handler {
+			run := newServer()
+			for _, t := range selected {
+				run.AddTool(runView(t), listedOnly)
+			}
+			return transport(run, log)
+		})
 	}
 	return served, kept, nil
 }
@@ -84,7 +88,7 @@ func newServers(log *slog.Logger, names ...string) (map[string]*catalog.Tool, se
 // of is the kept server whose view the caller gets.
 func (s servers) of(c identity.Caller) http.Handler {
 	if c.Kind == identity.KindRun {
-		return s.run
+		return s.run()
 	}
 	return s.agent
 }
