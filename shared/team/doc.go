@@ -23,7 +23,7 @@
 //	update_pulse     UpdatePulse      pulse.go     update_pulse.input.json
 //	request_step     RequestStep      steps.go     request_step.input.json
 //
-// Beyond the tools: owners decide steps (DecideStep, steps.go) and results
+// Beyond the tools: owners decide steps (DecideStep, stepdecision.go) and results
 // (DecideResult, approval.go), grant and revoke standing permissions
 // (grants.go) and set budgets (budgets.go); expired steps are settled by
 // ExpireStep (expiry.go) and completed tasks route their dependents

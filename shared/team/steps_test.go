@@ -464,3 +464,27 @@ func TestAskingGivesUpAfterBoundedRaces(t *testing.T) {
 		t.Errorf("tried %d times, want 5", rs.tries)
 	}
 }
+
+// TestRequestCheckedStepTakesTheInputAsChecked: a caller that checked the
+// call's bounds (the MCP edge) hands over the canonical input, which is
+// what the step stores, not checked again; a call whose input was not
+// checked is not asked.
+func TestRequestCheckedStepTakesTheInputAsChecked(t *testing.T) {
+	r := newStepRoom(t)
+	if _, err := r.svc.RequestCheckedStep(ctx, r.run, push(pushInput), nil); err == nil {
+		t.Error("RequestCheckedStep asked with no checked input")
+	}
+	canonical, err := step.CheckInput(json.RawMessage(pushInput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The input as sent is not an object: were it checked again, the call
+	// would be refused.
+	out, err := r.svc.RequestCheckedStep(ctx, r.run, push(`"not checked again"`), canonical)
+	if err != nil {
+		t.Fatalf("request_step: %v", err)
+	}
+	if got := string(r.stored(out.StepID).Input); got != string(canonical) {
+		t.Errorf("stored input = %s, want the checked %s", got, canonical)
+	}
+}

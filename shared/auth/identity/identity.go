@@ -119,16 +119,3 @@ func Authenticate(ctx context.Context, tokens TokenLookup, secret string, now ti
 	return Caller{Agent: t.Agent, Owner: owner, Kind: t.Kind, TaskID: t.TaskID, RunID: t.RunID, ResumesRun: t.ResumesRun,
 		Issued: t.CreatedAt, Projects: t.Projects, ProjectsKnown: t.ProjectsKnown}, nil
 }
-
-type callerKey struct{}
-
-// WithCaller stores the authenticated caller in a request context.
-func WithCaller(ctx context.Context, c Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
-}
-
-// CallerFrom returns the authenticated caller of a request, if any.
-func CallerFrom(ctx context.Context) (Caller, bool) {
-	c, ok := ctx.Value(callerKey{}).(Caller)
-	return c, ok
-}

@@ -137,17 +137,6 @@ func (f failing) TokenByHash(context.Context, string) (identity.Token, error) {
 	return identity.Token{}, fmt.Errorf("lookup: %w", f.err)
 }
 
-func TestCallerInContext(t *testing.T) {
-	if _, ok := identity.CallerFrom(context.Background()); ok {
-		t.Error("a bare context has a caller")
-	}
-	c := identity.Caller{Agent: "alice/writer", Owner: "alice", Kind: identity.KindAgent}
-	got, ok := identity.CallerFrom(identity.WithCaller(context.Background(), c))
-	if !ok || !reflect.DeepEqual(got, c) {
-		t.Errorf("CallerFrom = %+v, %v; want %+v", got, ok, c)
-	}
-}
-
 // TestAuthenticateRefusesOAuthTokens: an OAuth access token is valid only
 // for the resource it was issued for, so the agent-token path refuses it
 // even when it is live.

@@ -18,44 +18,47 @@ const MaxArgumentDepth = 1 + step.MaxInputDepth
 // levels (one streaming pass), request_step's input keeps within the
 // step's depth, element and size limits, and its amount.value, as written,
 // within step's amount bounds (0 to MaxAmount, AmountDecimals decimal
-// places). Errors name the field and the limit.
-func checkBounds(tool string, args json.RawMessage) error {
+// places). Errors name the field and the limit. For request_step it returns
+// the input's canonical JSON (step.CheckInput's), which the team service
+// takes as checked.
+func checkBounds(tool string, args json.RawMessage) (stepInput []byte, err error) {
 	if err := jsonlimit.Check(args, MaxArgumentDepth, 0); err != nil {
 		var le *jsonlimit.Error
 		if !errors.As(err, &le) {
-			return fmt.Errorf("arguments are not JSON: %w", err)
+			return nil, fmt.Errorf("arguments are not JSON: %w", err)
 		}
 		if le.Member == "" {
-			return fmt.Errorf("arguments: nest deeper than %d levels, the limit of a tool's arguments", MaxArgumentDepth)
+			return nil, fmt.Errorf("arguments: nest deeper than %d levels, the limit of a tool's arguments", MaxArgumentDepth)
 		}
 		if tool == PermissionTool && le.Member == "input" {
-			return fmt.Errorf("/input: %w", &step.InputLimitError{Limit: jsonlimit.Depth, Max: step.MaxInputDepth})
+			return nil, fmt.Errorf("/input: %w", &step.InputLimitError{Limit: jsonlimit.Depth, Max: step.MaxInputDepth})
 		}
-		return fmt.Errorf("/%s: nests deeper than %d levels, the limit of a tool argument", le.Member, MaxArgumentDepth-1)
+		return nil, fmt.Errorf("/%s: nests deeper than %d levels, the limit of a tool argument", le.Member, MaxArgumentDepth-1)
 	}
 	if tool != PermissionTool {
-		return nil
+		return nil, nil
 	}
 	var a struct {
 		Input  json.RawMessage `json:"input"`
 		Amount json.RawMessage `json:"amount"`
 	}
 	if json.Unmarshal(args, &a) != nil {
-		return nil // not an object: the schema names what is wrong
+		return nil, nil // not an object: the schema names what is wrong
 	}
 	var amount struct {
 		Value json.Number `json:"value"`
 	}
 	if json.Unmarshal(a.Amount, &amount) == nil && amount.Value != "" {
 		if err := step.CheckAmountValue(string(amount.Value)); err != nil {
-			return fmt.Errorf("/amount/value: %w", err)
+			return nil, fmt.Errorf("/amount/value: %w", err)
 		}
 	}
 	if len(a.Input) == 0 || a.Input[0] != '{' {
-		return nil
+		return nil, nil // no object: the schema names what is wrong
 	}
-	if _, err := step.CheckInput(a.Input); err != nil {
-		return fmt.Errorf("/input: %w", err)
+	canonical, err := step.CheckInput(a.Input)
+	if err != nil {
+		return nil, fmt.Errorf("/input: %w", err)
 	}
-	return nil
+	return canonical, nil
 }

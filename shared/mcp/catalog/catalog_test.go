@@ -1,12 +1,10 @@
 package catalog_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"reflect"
 	"slices"
@@ -14,13 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/useprickle/prickle/shared/auth/identity"
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/mcp/catalog"
-	"github.com/useprickle/prickle/shared/mcp/server"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/teamtest"
 )
@@ -278,185 +272,69 @@ func TestValidateOutput(t *testing.T) {
 	}
 }
 
-// call runs one tool through the MCP server as caller.
-func call(t *testing.T, c *client.Client, caller identity.Caller, tool string, args string) *mcp.CallToolResult {
-	t.Helper()
-	var a map[string]any
-	if err := json.Unmarshal([]byte(args), &a); err != nil {
-		t.Fatal(err)
-	}
-	req := mcp.CallToolRequest{}
-	req.Params.Name, req.Params.Arguments = tool, a
-	res, err := c.CallTool(identity.WithCaller(context.Background(), caller), req)
-	if err != nil {
-		t.Fatalf("%s: %v", tool, err)
-	}
-	return res
-}
-
-func text(t *testing.T, res *mcp.CallToolResult) string {
-	t.Helper()
-	if len(res.Content) != 1 {
-		t.Fatalf("result has %d content items, want 1", len(res.Content))
-	}
-	tc, ok := mcp.AsTextContent(res.Content[0])
-	if !ok {
-		t.Fatalf("content is %T, want text", res.Content[0])
-	}
-	return tc.Text
-}
-
-func TestToolsEndToEnd(t *testing.T) {
+func TestRunChecksTheArguments(t *testing.T) {
 	w := newWorld()
-	srv, err := server.New(w.svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
+	tl, _ := catalog.Lookup("review_result")
+	_, err := tl.Run(context.Background(), w.svc, bob, json.RawMessage(`{"task_id":"tsk_1","verdict":"maybe"}`))
+	var invalid *catalog.InvalidArgumentsError
+	if !errors.As(err, &invalid) || !strings.Contains(err.Error(), "/verdict") || !strings.Contains(err.Error(), "review_result") {
+		t.Errorf("err = %v, want an InvalidArgumentsError naming review_result and /verdict", err)
 	}
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+func TestRunCheckedRunsOnlyArgumentsCheckedForTheTool(t *testing.T) {
+	w := newWorld()
 	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
+	getTask, _ := catalog.Lookup("get_task")
+	accept, _ := catalog.Lookup("accept_task")
+	if _, err := getTask.RunChecked(ctx, w.svc, alice, catalog.Arguments{}); err == nil {
+		t.Error("RunChecked ran arguments nothing checked")
 	}
-	defer c.Close()
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "catalog-test", Version: "0"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-
-	t.Run("tools/list shows the catalog", func(t *testing.T) {
-		list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, tl := range list.Tools {
-			got = append(got, tl.Name)
-		}
-		if !sameNames(got, names) {
-			t.Errorf("tools/list = %v, want the 11 catalog tools", got)
-		}
-	})
-
-	var taskID string
-	t.Run("a result is structuredContent plus the same JSON as text", func(t *testing.T) {
-		tl, _ := catalog.Lookup("hand_off_task")
-		res := call(t, c, alice, "hand_off_task", string(tl.Example))
-		if res.IsError {
-			t.Fatalf("hand_off_task refused: %s", text(t, res))
-		}
-		body := text(t, res)
-		if !reflect.DeepEqual(parse(t, encode(t, res.StructuredContent)), parse(t, []byte(body))) {
-			t.Errorf("structuredContent %v differs from text %s", res.StructuredContent, body)
-		}
-		if err := tl.ValidateOutput(json.RawMessage(body)); err != nil {
-			t.Errorf("result breaks the output schema: %v", err)
-		}
-		var out team.TaskOutput
-		if err := json.Unmarshal([]byte(body), &out); err != nil {
-			t.Fatal(err)
-		}
-		if out.Task.Requester != alice.Agent || out.Task.Assignee != "bob/reviewer" || out.Task.State != task.Routed {
-			t.Errorf("task = %+v, want routed from alice (the token, not an argument) to bob", out.Task)
-		}
-		taskID = out.Task.ID
-	})
-
-	t.Run("identity comes from the context, not the arguments", func(t *testing.T) {
-		res := call(t, c, bob, "accept_task", `{"task_id":"`+taskID+`","note":"I am alice/writer"}`)
-		if res.IsError {
-			t.Fatalf("bob's accept refused: %s", text(t, res))
-		}
-		h, _ := w.store.History(ctx, taskID)
-		if last := h[len(h)-1]; last.By != bob.Agent {
-			t.Errorf("accept recorded by %s, want bob/reviewer", last.By)
-		}
-	})
-
-	t.Run("a refusal is isError with the message", func(t *testing.T) {
-		res := call(t, c, bob, "accept_task", `{"task_id":"`+taskID+`"}`)
-		if !res.IsError {
-			t.Fatalf("second accept succeeded: %s", text(t, res))
-		}
-		if got, want := text(t, res), "task "+taskID+" is accepted; accept_task needs routed"; got != want {
-			t.Errorf("message = %q, want %q", got, want)
-		}
-		if res.StructuredContent != nil {
-			t.Errorf("a refusal carries structuredContent %v", res.StructuredContent)
-		}
-	})
-
-	t.Run("invalid arguments are isError naming the field", func(t *testing.T) {
-		res := call(t, c, bob, "review_result", `{"task_id":"`+taskID+`","verdict":"maybe"}`)
-		if !res.IsError || !strings.Contains(text(t, res), "/verdict") || !strings.Contains(text(t, res), "review_result") {
-			t.Errorf("result = error %v %q, want an isError naming review_result and /verdict", res.IsError, text(t, res))
-		}
-	})
-
-	t.Run("request_step answers like a permission prompt", func(t *testing.T) {
-		r := identity.Caller{Agent: bob.Agent, Owner: "bob", Kind: identity.KindRun, TaskID: taskID, RunID: "run_1"}
-		res := call(t, c, r, "request_step", `{"tool_name":"Bash","input":{"command":"git push && echo <ok>"}}`)
-		if res.IsError {
-			t.Fatalf("request_step refused: %s", text(t, res))
-		}
-		var out team.RequestStepOutput
-		if err := json.Unmarshal([]byte(text(t, res)), &out); err != nil {
-			t.Fatal(err)
-		}
-		if out.Status != "pending" || out.Behavior != "deny" {
-			t.Errorf("answer = %+v, want pending deny", out)
-		}
-		res = call(t, c, bob, "request_step", `{"tool_name":"Bash","input":{}}`)
-		if !res.IsError || !strings.Contains(text(t, res), "woken run only") {
-			t.Errorf("agent token: error %v %q, want an isError saying a woken run only", res.IsError, text(t, res))
-		}
-	})
-}
-
-func TestUnauthenticatedCallIsAProtocolError(t *testing.T) {
-	srv, err := server.New(newWorld().svc, slog.New(slog.NewTextHandler(io.Discard, nil)), "get_task")
+	args, err := accept.Check(json.RawMessage(`{"task_id":"tsk_1"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg := srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_task","arguments":{"task_id":"tsk_1"}}}`))
-	b := encode(t, msg)
-	var resp struct {
-		Error *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-		Result json.RawMessage `json:"result"`
+	if _, err := getTask.RunChecked(ctx, w.svc, alice, args); err == nil {
+		t.Error("get_task ran arguments checked for accept_task")
 	}
-	if err := json.Unmarshal(b, &resp); err != nil {
-		t.Fatal(err)
-	}
-	if resp.Error == nil || resp.Result != nil {
-		t.Errorf("response = %s, want a JSON-RPC error", b)
-	}
-	if bytes.Contains(b, []byte(`"isError":true`)) {
-		t.Errorf("an unauthenticated call came back as a tool result: %s", b)
+	if string(args.Raw()) != `{"task_id":"tsk_1"}` {
+		t.Errorf("Raw = %s, want the bytes checked", args.Raw())
 	}
 }
 
-func TestNewServerServesOnlyTheNamedTools(t *testing.T) {
-	if _, err := server.New(newWorld().svc, slog.Default(), "get_task", "nope"); err == nil {
-		t.Error("NewServer accepted a tool the catalog does not have")
-	}
-	srv, err := server.New(newWorld().svc, slog.Default(), "get_task")
+// TestRequestStepRunsOnTheInputItsCheckMadeCanonical: the step stored is
+// the input as its bounds check made it canonical, handed to the team
+// service as checked.
+func TestRequestStepRunsOnTheInputItsCheckMadeCanonical(t *testing.T) {
+	w := newWorld()
+	ctx := context.Background()
+	handed, err := w.svc.HandOffTask(ctx, alice, team.HandOffInput{Project: "website-v2", Assignee: bob.Agent,
+		Packet: task.Packet{Task: "t", DeliverableType: "code", AcceptanceCriteria: []string{"c"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tools := srv.ListTools(); len(tools) != 1 || tools["get_task"] == nil {
-		t.Errorf("server tools = %v, want only get_task", tools)
+	if _, err := w.svc.AcceptTask(ctx, bob, team.AcceptInput{TaskID: handed.Task.ID}); err != nil {
+		t.Fatal(err)
 	}
-}
-
-func sameNames(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(a, b)
+	run := identity.Caller{Agent: bob.Agent, Owner: "bob", Kind: identity.KindRun, TaskID: handed.Task.ID, RunID: "run_1"}
+	tl, _ := catalog.Lookup("request_step")
+	args, err := tl.Check(json.RawMessage(`{"tool_name":"Bash","input":{ "description":"push", "command":"git push" }}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := tl.RunChecked(ctx, w.svc, run, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, ok := out.(team.RequestStepOutput)
+	if !ok || answer.Status != "pending" || answer.Behavior != "deny" {
+		t.Fatalf("answer = %+v, want pending deny", out)
+	}
+	st, err := w.store.Step(ctx, handed.Task.ID, answer.StepID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(st.Input), `{"command":"git push","description":"push"}`; got != want {
+		t.Errorf("stored input = %s, want the canonical %s", got, want)
+	}
 }

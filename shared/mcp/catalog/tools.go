@@ -25,7 +25,7 @@ type Tool struct {
 	Output      json.RawMessage
 	// Example is an input the server accepts against the seeded website-v2 project.
 	Example json.RawMessage
-	run     func(ctx context.Context, svc *team.Service, c identity.Caller, args json.RawMessage) (any, error)
+	run     func(ctx context.Context, svc *team.Service, c identity.Caller, args Arguments) (any, error)
 
 	compileOnce sync.Once
 	inSchema    *jsonschema.Schema
@@ -34,16 +34,34 @@ type Tool struct {
 }
 
 // bind adapts a typed service method to the catalog's untyped call.
-func bind[In, Out any](method func(*team.Service, context.Context, identity.Caller, In) (Out, error)) func(context.Context, *team.Service, identity.Caller, json.RawMessage) (any, error) {
-	return func(ctx context.Context, svc *team.Service, c identity.Caller, args json.RawMessage) (any, error) {
+func bind[In, Out any](method func(*team.Service, context.Context, identity.Caller, In) (Out, error)) func(context.Context, *team.Service, identity.Caller, Arguments) (any, error) {
+	return func(ctx context.Context, svc *team.Service, c identity.Caller, args Arguments) (any, error) {
 		var in In
-		if len(args) > 0 && string(args) != "null" {
-			if err := json.Unmarshal(args, &in); err != nil {
-				return nil, fmt.Errorf("decode arguments: %w", err)
-			}
+		if err := decode(args.raw, &in); err != nil {
+			return nil, err
 		}
 		return method(svc, ctx, c, in)
 	}
+}
+
+// requestStep runs request_step on the input its bounds check made
+// canonical, which the team service takes as checked and does not check again.
+func requestStep(ctx context.Context, svc *team.Service, c identity.Caller, args Arguments) (any, error) {
+	var in team.RequestStepInput
+	if err := decode(args.raw, &in); err != nil {
+		return nil, err
+	}
+	return svc.RequestCheckedStep(ctx, c, in, args.stepInput)
+}
+
+func decode(args json.RawMessage, in any) error {
+	if len(args) == 0 || string(args) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(args, in); err != nil {
+		return fmt.Errorf("decode arguments: %w", err)
+	}
+	return nil
 }
 
 const taskMoves = " Returns the task as it now stands; a wrong caller or state is refused with the task's state and what would be accepted, and nothing is written."
@@ -69,7 +87,7 @@ var tools = []*Tool{
 		run:         bind((*team.Service).SaveCheckpoint)},
 	{Name: "request_step", Title: "Ask your owner before a step", Writes: true,
 		Description: "A woken run only: before a step your run's tools don't allow (destructive, spending or outbound), ask your owner with the exact call you will make (tool_name and input), and say what it is (kind, target, amount, reason). Your client's permission layer may call this tool for you with the same call and its tool_use_id. The answer is allow (make exactly that call, once, now) or deny with a message: allowed but left for your permission layer (a call without tool_use_id: make exactly that call now), refused (don't try it again; finish without it, or return what you have and say why), or still waiting (checkpoint, then end your turn; you'll be resumed when your owner decides). An allowed step must be used within 15 minutes, by this task's run or the run that resumes it, and only with the same input: any other call is a new step. One step waits at a time.",
-		run:         bind((*team.Service).RequestStep)},
+		run:         requestStep},
 	{Name: "return_result", Title: "Return a result", Writes: true,
 		Description: "Return the result of a task to whoever asked. Evidence is required and should match the deliverable type: test output, screenshots, source links or a pull request.\n\nEvidence is required. Each evidence item needs a URL or content unless its kind is note. Only a human approval can produce owner_approved provenance.",
 		run:         bind((*team.Service).ReturnResult)},
@@ -114,18 +132,44 @@ func (t *Tool) compile() error {
 	return t.compileErr
 }
 
-// ValidateInput checks call arguments against the input schema, naming the offending field.
-func (t *Tool) ValidateInput(args json.RawMessage) error {
+// Arguments are a call's arguments that passed their tool's input check
+// (Check): the bytes as sent and, for request_step, the step's input as
+// canonical JSON. Only Check makes them, so whoever holds them runs the tool
+// (RunChecked) without checking anything again.
+type Arguments struct {
+	tool      string
+	raw       json.RawMessage
+	stepInput []byte
+}
+
+// Raw is the arguments' bytes as they were checked.
+func (a Arguments) Raw() json.RawMessage { return a.raw }
+
+// Check checks call arguments against the tool's bounds and input schema,
+// naming the offending field.
+func (t *Tool) Check(args json.RawMessage) (Arguments, error) {
 	if err := t.compile(); err != nil {
-		return err
+		return Arguments{}, err
 	}
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage(`{}`)
+	doc := args
+	if len(doc) == 0 || string(doc) == "null" {
+		doc = json.RawMessage(`{}`)
 	}
-	if err := checkBounds(t.Name, args); err != nil {
-		return err
+	stepInput, err := checkBounds(t.Name, doc)
+	if err != nil {
+		return Arguments{}, err
 	}
-	return validate(t.inSchema, args)
+	if err := validate(t.inSchema, doc); err != nil {
+		return Arguments{}, err
+	}
+	return Arguments{tool: t.Name, raw: args, stepInput: stepInput}, nil
+}
+
+// ValidateInput is Check for callers that only need its verdict (the tests,
+// the tool reference's examples).
+func (t *Tool) ValidateInput(args json.RawMessage) error {
+	_, err := t.Check(args)
+	return err
 }
 
 // ValidateOutput checks a result against the output schema: the tests
@@ -139,18 +183,22 @@ func (t *Tool) ValidateOutput(out json.RawMessage) error {
 	return validate(t.outSchema, out)
 }
 
-// Run validates the arguments and carries out the tool for the caller.
+// Run checks the arguments and carries out the tool for the caller.
 func (t *Tool) Run(ctx context.Context, svc *team.Service, c identity.Caller, args json.RawMessage) (any, error) {
-	if err := t.ValidateInput(args); err != nil {
+	checked, err := t.Check(args)
+	if err != nil {
 		return nil, &InvalidArgumentsError{Tool: t.Name, Err: err}
 	}
-	return t.run(ctx, svc, c, args)
+	return t.run(ctx, svc, c, checked)
 }
 
-// RunChecked carries out the tool for arguments ValidateInput already
-// accepted: the endpoint checks every call before MCP reads it, so the
-// server need not check the same bytes twice.
-func (t *Tool) RunChecked(ctx context.Context, svc *team.Service, c identity.Caller, args json.RawMessage) (any, error) {
+// RunChecked carries out the tool for arguments Check accepted: the MCP
+// edge checks every call before mcp-go reads it and hands the result here,
+// so each call's arguments are checked once.
+func (t *Tool) RunChecked(ctx context.Context, svc *team.Service, c identity.Caller, args Arguments) (any, error) {
+	if args.tool != t.Name {
+		return nil, fmt.Errorf("%s: arguments not checked for it (checked for %q)", t.Name, args.tool)
+	}
 	return t.run(ctx, svc, c, args)
 }
 

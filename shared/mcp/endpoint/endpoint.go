@@ -1,7 +1,13 @@
-// Package endpoint is Prickle's MCP HTTP endpoint: it authenticates the
-// bearer token, bounds the body, checks tool arguments against the catalog,
-// routes by the Mcp-Name header as the cloud's routing rules do, and logs
-// one JSON line per request. The same handler runs locally and in Lambda.
+// Package endpoint is Prickle's MCP edge, HTTP and MCP in one layer between
+// the Lambda adapter (lambdamcp) and the catalog: it checks the Origin,
+// authenticates the bearer token, bounds the body, checks a tool call's
+// arguments once against the catalog, routes by the Mcp-Name header as the
+// cloud's routing rules do, serves MCP with mcp-go (tools.go: the servers,
+// and the tool handler that runs the catalog's tool over the team service)
+// and logs one JSON line per request. The caller, the checked arguments and
+// a call's outcome are values the edge holds for the request and hands on
+// as arguments, never through the request context. The same handler runs
+// locally and in Lambda.
 package endpoint
 
 import (
@@ -16,14 +22,13 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	mcpgo "github.com/mark3labs/mcp-go/server"
+
 	"github.com/useprickle/prickle/shared/auth/identity"
 	"github.com/useprickle/prickle/shared/auth/oauthresource"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/kit/httprec"
 	"github.com/useprickle/prickle/shared/kit/jsonlimit"
 	"github.com/useprickle/prickle/shared/mcp/catalog"
-	"github.com/useprickle/prickle/shared/mcp/server"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -62,7 +67,9 @@ type Config struct {
 // Handler serves MCP over streamable HTTP, statelessly, for both protocol eras.
 type Handler struct {
 	cfg Config
-	mcp http.Handler
+	// tools are the tools this endpoint serves; servers answer all but their calls.
+	tools   map[string]*catalog.Tool
+	servers servers
 }
 
 // New builds the endpoint handler.
@@ -73,64 +80,11 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	m, err := mcpHandler(cfg, cfg.Tools...)
-	if err != nil {
-		return nil, err
-	}
-	return &Handler{cfg: cfg, mcp: m}, nil
-}
-
-func mcpHandler(cfg Config, tools ...string) (http.Handler, error) {
-	s, err := server.New(cfg.Service, cfg.Log, tools...)
+	tools, servers, err := newServers(cfg.Log, cfg.Tools...)
 	if err != nil {
 		return nil, fmt.Errorf("build MCP server: %w", err)
 	}
-	return mcpgo.NewStreamableHTTPServer(s,
-		mcpgo.WithStateLess(true),
-		mcpgo.WithDisableStreaming(true),
-		mcpgo.WithStreamableHTTPLogger(cfg.Log),
-	), nil
-}
-
-// rpcPeek is the part of a JSON-RPC request the endpoint reads before MCP does.
-type rpcPeek struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      *peekMeta       `json:"_meta"`
-	} `json:"params"`
-}
-
-// peekMeta is the one _meta field the endpoint reads: the protocol version,
-// kept raw so that a malformed one reads as absent, as mcp.Meta reads it
-// (decoding the whole mcp.Meta here cost about 50 allocations per call).
-type peekMeta struct {
-	ProtocolVersion json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
-}
-
-// modern reports whether the request speaks MCP 2026-07-28 or later, where
-// JSON-RPC errors also carry an HTTP status.
-func (p rpcPeek) modern() bool {
-	if p.Params.Meta == nil {
-		return false
-	}
-	var version string
-	_ = json.Unmarshal(p.Params.Meta.ProtocolVersion, &version)
-	return mcp.IsModernProtocol(version)
-}
-
-// rpcStatus is the HTTP status of a JSON-RPC error: 200 for the handshake
-// era, 400 for a bad request in 2026-07-28 (as mcp-go answers its own errors).
-func (p rpcPeek) rpcStatus(code int) int {
-	if !p.modern() {
-		return http.StatusOK
-	}
-	if code == mcp.METHOD_NOT_FOUND {
-		return http.StatusNotFound
-	}
-	return http.StatusBadRequest
+	return &Handler{cfg: cfg, tools: tools, servers: servers}, nil
 }
 
 // ServeHTTP authenticates, bounds, validates, routes and logs one request.
@@ -150,9 +104,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, team.ErrThrottled) || errors.Is(err, team.ErrUnavailable) {
 		// The token could not be looked up (the database throttled or did
 		// not answer): a temporary failure, not a bad token.
-		line.outcome = server.OutcomeUnavailable
+		line.outcome = OutcomeUnavailable
 		if errors.Is(err, team.ErrThrottled) {
-			line.outcome = server.OutcomeThrottled
+			line.outcome = OutcomeThrottled
 		}
 		rec.Header().Set("Retry-After", "2")
 		writeJSON(rec, http.StatusServiceUnavailable, rpcError(nil, mcp.INTERNAL_ERROR, "temporarily unavailable: Prickle could not check your token because its database is busy; nothing was done, retry in a few seconds"))
@@ -189,7 +143,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 
-	ctx, outcome := server.WithOutcome(identity.WithCaller(r.Context(), caller))
 	var peek rpcPeek
 	peekErr := json.Unmarshal(body, &peek)
 	var tooDeep *jsonlimit.Error
@@ -215,8 +168,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if peek.Method == string(mcp.MethodToolsCall) {
 			line.task = firstNonEmpty(taskIDOf(peek.Params.Arguments), line.task)
+			var checked *catalog.Arguments
 			if t, ok := catalog.Lookup(peek.Params.Name); ok && headersAgree(r, peek) {
-				if err := t.ValidateInput(peek.Params.Arguments); err != nil {
+				args, err := t.Check(peek.Params.Arguments)
+				if err != nil {
 					line.outcome = "invalid_params"
 					writeJSON(rec, peek.rpcStatus(mcp.INVALID_PARAMS), rpcError(peek.ID, mcp.INVALID_PARAMS, fmt.Sprintf("invalid params for %s: %v", t.Name, err)))
 					return
@@ -226,14 +181,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					h.cfg.ToolHandler(t.Name).ServeHTTP(rec, r)
 					return
 				}
-				ctx = server.WithCheckedArguments(ctx, t.Name, peek.Params.Arguments)
+				checked = &args
+			}
+			if t, ok := h.tools[peek.Params.Name]; ok {
+				call := &toolCall{tool: t, caller: caller, checked: checked}
+				h.serveCall(rec, r, call)
+				if call.outcome != "" {
+					line.outcome = call.outcome
+				}
+				return
 			}
 		}
 	}
-	h.mcp.ServeHTTP(rec, r.WithContext(ctx))
-	if *outcome != "" {
-		line.outcome = *outcome
-	}
+	h.servers.of(caller).ServeHTTP(rec, r)
 }
 
 // originAllowed reports whether origin is one of the configured origins;
@@ -277,24 +237,6 @@ func (h *Handler) challenge(tokenSent bool) string {
 		c += `, error="invalid_token", error_description="unknown, revoked or expired token"`
 	}
 	return c
-}
-
-// headersAgree reports whether the 2026-07-28 routing headers, when sent,
-// match the body; when they do not, MCP itself refuses the request as the spec says.
-func headersAgree(r *http.Request, p rpcPeek) bool {
-	m, n := r.Header.Get("Mcp-Method"), r.Header.Get("Mcp-Name")
-	if m == "" && n == "" {
-		return true
-	}
-	return m == p.Method && n == p.Params.Name
-}
-
-func taskIDOf(args json.RawMessage) string {
-	var a struct {
-		TaskID string `json:"task_id"`
-	}
-	_ = json.Unmarshal(args, &a)
-	return a.TaskID
 }
 
 func firstNonEmpty(s ...string) string {

@@ -13,25 +13,38 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/useprickle/prickle/shared/auth/identity"
 	"github.com/useprickle/prickle/shared/mcp/catalog"
-	"github.com/useprickle/prickle/shared/mcp/server"
+	"github.com/useprickle/prickle/shared/mcp/endpoint"
 	"github.com/useprickle/prickle/shared/owners/web"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/teamtest"
 )
 
-// listedTools is what the MCP server answers to tools/list.
+// oneToken is a token directory of one agent token.
+type oneToken struct{}
+
+func (oneToken) TokenByHash(_ context.Context, hash string) (identity.Token, error) {
+	if hash != identity.Hash("prk_a_reference") {
+		return identity.Token{}, identity.ErrUnknownToken
+	}
+	return identity.Token{Kind: identity.KindAgent, Agent: "alice/writer"}, nil
+}
+
+// listedTools is what the MCP endpoint answers an agent token's tools/list.
 func listedTools(t *testing.T) []map[string]any {
 	t.Helper()
-	srv, err := server.New(team.New(teamtest.New()), slog.New(slog.DiscardHandler))
+	h, err := endpoint.New(endpoint.Config{Service: team.New(teamtest.New()), Tokens: oneToken{}, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg := srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-	b, err := json.Marshal(msg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Authorization", "Bearer prk_a_reference")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	b := w.Body.Bytes()
 	var out struct {
 		Result struct {
 			Tools []map[string]any `json:"tools"`

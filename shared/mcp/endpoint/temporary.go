@@ -1,7 +1,6 @@
-package server
+package endpoint
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -28,20 +27,4 @@ func temporary(tool string, err error) (outcome, msg string, ok bool) {
 			"This is temporary: retry the same call in a few seconds (if it changes a task, read the task first with get_task: the change may have gone through).", tool), true
 	}
 	return "", "", false
-}
-
-type outcomeKey struct{}
-
-// WithOutcome gives the request a slot where a tool that failed for a
-// temporary reason writes its outcome, so the endpoint's request log says
-// "throttled" or "unavailable" rather than a generic tool error.
-func WithOutcome(ctx context.Context) (context.Context, *string) {
-	slot := new(string)
-	return context.WithValue(ctx, outcomeKey{}, slot), slot
-}
-
-func setOutcome(ctx context.Context, outcome string) {
-	if slot, ok := ctx.Value(outcomeKey{}).(*string); ok {
-		*slot = outcome
-	}
 }
