@@ -1,6 +1,6 @@
 // Package session signs owners in to Prickle's pages: a sign-in link sent
 // only where it reaches the owner alone (email, a Slack direct message to the
-// owner's member id), single use and valid for 15 minutes, and the session
+// owner's member id), single use and valid for LinkLifetime, and the session
 // cookie it sets (HMAC-signed, 12 hours). Both say, signed, where the link was
 // sent (Via), so every decision made with a session can say how it was signed in.
 //

@@ -172,7 +172,7 @@ func (h *Handler) signInToken(w http.ResponseWriter, r *http.Request, use bool) 
 		return c, token, true
 	case errors.Is(err, session.ErrExpired):
 		infoOf(r).outcome = "expired"
-		v.Heading, v.Notice, v.NoticeClass = "This sign-in link has expired", "Sign-in links work for 15 minutes. Ask for a new one below.", "warn"
+		v.Heading, v.Notice, v.NoticeClass = "This sign-in link has expired", fmt.Sprintf("Sign-in links work for %d minutes. Ask for a new one below.", int(session.LinkLifetime/time.Minute)), "warn"
 		h.render(w, r, http.StatusGone, "signin.html", v)
 	case errors.Is(err, session.ErrUsed):
 		infoOf(r).outcome = "used"
