@@ -260,6 +260,21 @@ func (h *Handler) projectOf(ctx context.Context, owner, slug string) (team.Proje
 	return team.OwnerProject(ctx, h.cfg.Store, owner, slug)
 }
 
+// lookupFailed answers a signed-in page whose lookup failed: notFound for
+// what does not exist or the owner may not see, else failed. It says
+// whether it answered (err was not nil).
+func (h *Handler) lookupFailed(w http.ResponseWriter, r *http.Request, me session.Session, err error) bool {
+	switch {
+	case errors.Is(err, team.ErrNotFound):
+		h.notFound(w, r, me)
+	case err != nil:
+		h.failed(w, r, err)
+	default:
+		return false
+	}
+	return true
+}
+
 // notFound is the one answer for what the owner may not see or what does not exist.
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request, me session.Session) {
 	infoOf(r).outcome = "not_found"
