@@ -259,6 +259,7 @@ func resultSettledMessage(t task.Task, by string, at time.Time) message {
 		outcome = fmt.Sprintf("Decided by %s at %s: task %s is %s.", by, stamp(at), t.ID, t.State)
 	}
 	subject := fmt.Sprintf("%s result of task %s by %s", verb, t.ID, t.Assignee)
+	// Opens alike stepSettledMessage on purpose: each message reads top to bottom as the owner gets it.
 	evidence, evLinks := evidenceLines(t)
 	var b strings.Builder
 	b.WriteString(outcome + "\n\n")

@@ -82,6 +82,7 @@ type Handler struct {
 }
 
 // New builds the handler; a nil clock is the real one, a nil logger slog's default.
+// (Alike runnerapi.New's defaults on purpose: each package fills in its own Config.)
 func New(cfg Config) *Handler {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
