@@ -45,17 +45,7 @@ func (h *Handler) openEdit(ctx context.Context, in Interaction, c link.Claims, t
 		h.ephemeral(ctx, in, fmt.Sprintf("This call is longer than a Slack field holds (%d characters): edit it on the page (Review on the page). Nothing was decided.", MaxEditField))
 		return
 	}
-	view, err := json.Marshal(modal)
-	if err == nil {
-		err = h.cfg.Slack.OpenView(ctx, in.TriggerID, view)
-	}
-	if err != nil {
-		o.result = "error"
-		h.cfg.Log.ErrorContext(ctx, "slack interaction: open the edit modal", "error", err.Error())
-		h.ephemeral(ctx, in, "The Edit form could not be opened; nothing was decided. Try again, or edit on the page.")
-		return
-	}
-	o.result = "modal_opened"
+	h.openModal(ctx, in, o, modal, "Edit")
 }
 
 // editOf is the edited call of an Edit modal's submission: the whole input

@@ -197,17 +197,7 @@ func (h *Handler) blockActions(ctx context.Context, in Interaction, o *outcome) 
 		return
 	}
 	if a.ActionID == notify.ActionRefuse {
-		view, err := json.Marshal(refuseModal(c, a.Value))
-		if err == nil {
-			err = h.cfg.Slack.OpenView(ctx, in.TriggerID, view)
-		}
-		if err != nil {
-			o.result = "error"
-			h.cfg.Log.ErrorContext(ctx, "slack interaction: open the refuse modal", "error", err.Error())
-			h.ephemeral(ctx, in, "The Refuse form could not be opened; nothing was decided. Try again, or refuse on the page.")
-			return
-		}
-		o.result = "modal_opened"
+		h.openModal(ctx, in, o, refuseModal(c, a.Value), "Refuse")
 		return
 	}
 	msg, err := h.decide(ctx, c, true, nil, "")
@@ -281,6 +271,23 @@ func (h *Handler) viewSubmission(ctx context.Context, w http.ResponseWriter, in 
 	}
 	o.result = map[bool]string{true: "approved_edited", false: "refused"}[edited != nil]
 	w.WriteHeader(http.StatusOK) // an empty 200 closes the modal
+}
+
+// openModal opens a modal (form: "Refuse", "Edit") for the user who
+// clicked, or tells them it could not and that the page still decides.
+func (h *Handler) openModal(ctx context.Context, in Interaction, o *outcome, modal any, form string) {
+	view, err := json.Marshal(modal)
+	if err == nil {
+		err = h.cfg.Slack.OpenView(ctx, in.TriggerID, view)
+	}
+	if err != nil {
+		o.result = "error"
+		verb := strings.ToLower(form)
+		h.cfg.Log.ErrorContext(ctx, "slack interaction: open the "+verb+" modal", "error", err.Error())
+		h.ephemeral(ctx, in, "The "+form+" form could not be opened; nothing was decided. Try again, or "+verb+" on the page.")
+		return
+	}
+	o.result = "modal_opened"
 }
 
 // ephemeral answers only the user who clicked, leaving the message as it is.
