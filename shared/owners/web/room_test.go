@@ -355,6 +355,7 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 			if page.status != http.StatusOK || !strings.Contains(page.text, "Sign in as alice") || len(b.cookies) != 0 {
 				t.Fatalf("GET link = %d, cookies %v:\n%s", page.status, b.cookies, page.text)
 			}
+			mustContain(t, "the sign-in link's page", page.text, fmt.Sprintf("on this device for %d hours.", int(session.SessionLifetime/time.Hour)))
 		}
 		page := b.get(path)
 		if r := b.do(http.MethodPost, path, url.Values{"csrf": {"forged"}}); r.status != http.StatusForbidden || len(b.cookies) != 0 {

@@ -63,10 +63,12 @@ var templateFS embed.FS
 var staticFS embed.FS
 
 // pageFuncs give the pages the numbers that are rules, from their constants:
-// how long a sign-in link works and how long an approved call may be used.
+// how long a sign-in link works, the session it opens lasts, and an approved
+// call may be used.
 var pageFuncs = template.FuncMap{
-	"linkMinutes": func() int { return int(session.LinkLifetime / time.Minute) },
-	"useMinutes":  func() int { return int(step.UseWindow / time.Minute) },
+	"linkMinutes":  func() int { return int(session.LinkLifetime / time.Minute) },
+	"sessionHours": func() int { return int(session.SessionLifetime / time.Hour) },
+	"useMinutes":   func() int { return int(step.UseWindow / time.Minute) },
 }
 
 var pages = template.Must(layout.Parse(template.New("").Funcs(pageFuncs)).ParseFS(templateFS, "templates/*.html"))
