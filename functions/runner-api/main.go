@@ -26,6 +26,7 @@ import (
 
 func main() { lambdahttp.Run(build) }
 
+// Alike the other functions' build on purpose: each function is its own composition root and links only what it serves.
 func build(_ context.Context, log *slog.Logger) (http.Handler, error) {
 	visibility, err := settings.WakeVisibility(settings.OS)
 	if err != nil {

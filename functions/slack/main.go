@@ -24,6 +24,7 @@ import (
 
 func main() { lambdahttp.Run(build) }
 
+// Alike the other functions' build on purpose: each function is its own composition root and links only what it serves.
 func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	params := &settings.LazySSM{}
 	secret, err := settings.SlackSigningSecret(ctx, settings.OS, params)

@@ -13,6 +13,7 @@ import (
 	"github.com/useprickle/prickle/shared/team"
 )
 
+// Alike the other event functions' main on purpose: each function is its own composition root and links only what it serves.
 func main() {
 	lambdamain.Start(func(context.Context, *slog.Logger) (any, error) {
 		events := bus.FromEnv()

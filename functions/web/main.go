@@ -18,6 +18,7 @@ import (
 
 func main() { lambdahttp.Run(build) }
 
+// Alike the other functions' build on purpose: each function is its own composition root and links only what it serves.
 func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 	signer, err := settings.Signer(ctx, settings.OS, &settings.LazySSM{})
 	if err != nil {

@@ -36,13 +36,9 @@ func (s *Service) DecideResult(ctx context.Context, owner, taskID, round string,
 	if err != nil {
 		return task.Task{}, err
 	}
-	if err := s.Store.ApplyMove(ctx, t.Version, m); err != nil {
-		if errors.Is(err, ErrConflict) {
-			return task.Task{}, s.conflict(ctx, taskID)
-		}
-		return task.Task{}, fmt.Errorf("store owner decision on task %s: %w", taskID, err)
+	if err := s.storeMove(ctx, t, &m, "store owner decision on task"); err != nil {
+		return task.Task{}, err
 	}
-	m.Task.Version = t.Version + 1
 	action := audit.ResultRefused
 	if approve {
 		action = audit.ResultApproved

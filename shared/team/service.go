@@ -183,15 +183,25 @@ func (s *Service) transition(ctx context.Context, c identity.Caller, id string, 
 	if err != nil {
 		return task.Task{}, err
 	}
-	if err := s.Store.ApplyMove(ctx, t.Version, m); err != nil {
-		if errors.Is(err, ErrConflict) {
-			return task.Task{}, s.conflict(ctx, id)
-		}
-		return task.Task{}, fmt.Errorf("store move of task %s: %w", id, err)
+	if err := s.storeMove(ctx, t, &m, "store move of task"); err != nil {
+		return task.Task{}, err
 	}
-	m.Task.Version = t.Version + 1
 	s.publish(ctx, event.ForMove(m.Task, m.Event)...)
 	return m.Task, nil
+}
+
+// storeMove stores m, a move of t, as t's next version and sets
+// m.Task.Version; a lost race comes back as the refusal conflict words, any
+// other failure wrapped in what ("store move of task").
+func (s *Service) storeMove(ctx context.Context, t task.Task, m *task.Move, what string) error {
+	if err := s.Store.ApplyMove(ctx, t.Version, *m); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return s.conflict(ctx, t.ID)
+		}
+		return fmt.Errorf("%s %s: %w", what, t.ID, err)
+	}
+	m.Task.Version = t.Version + 1
+	return nil
 }
 
 // conflict explains a lost race: another call moved the task first.

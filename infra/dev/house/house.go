@@ -1,11 +1,13 @@
 // Package house keeps the rules of the repository itself, each as a test:
 // no build output in git (no executable, nothing over 1 MB but the Team
-// Pulse picture), and docs/architecture.md naming every package in one line.
+// Pulse picture), no source file over MaxFileLines, and docs/architecture.md
+// naming every package in one line.
 package house
 
 import (
 	"bytes"
 	"fmt"
+	"strings"
 )
 
 // MaxTrackedBytes is the largest file git may track, the pictures in
@@ -49,6 +51,28 @@ func Check(f TrackedFile) error {
 	}
 	if f.Size > MaxTrackedBytes && !BigFilesAllowed[f.Path] {
 		return fmt.Errorf("%s is %d bytes, over %d: build output and data stay out of git", f.Path, f.Size, MaxTrackedBytes)
+	}
+	return nil
+}
+
+// MaxFileLines is the most lines a non-test Go file under functions/,
+// shared/ or infra/ may hold: a longer one holds more than one concept and
+// is split by concept, each file named for what it holds.
+const MaxFileLines = 400
+
+// CheckLength says what is wrong with the length of a tracked Go file, or
+// nil: a non-test file under functions/, shared/ or infra/ over
+// MaxFileLines.
+func CheckLength(path string, lines int) error {
+	if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		return nil
+	}
+	top, _, _ := strings.Cut(path, "/")
+	if top != "functions" && top != "shared" && top != "infra" {
+		return nil
+	}
+	if lines > MaxFileLines {
+		return fmt.Errorf("%s has %d lines, over %d: split it by concept, one file per concept", path, lines, MaxFileLines)
 	}
 	return nil
 }

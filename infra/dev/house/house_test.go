@@ -72,6 +72,56 @@ func TestNoBuildOutputInGit(t *testing.T) {
 	}
 }
 
+func TestCheckLength(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		path  string
+		lines int
+		bad   bool
+	}{
+		{"a short file", "shared/team/io.go", 120, false},
+		{"at the limit", "shared/team/io.go", MaxFileLines, false},
+		{"over the limit", "shared/team/io.go", MaxFileLines + 1, true},
+		{"a function over", "functions/web/main.go", MaxFileLines + 1, true},
+		{"a command over", "infra/cmd/prickle-runner/runner/codex.go", 533, true},
+		{"a test over", "shared/team/steps_test.go", 900, false},
+		{"not Go", "shared/owners/web/templates/room.html", 900, false},
+		{"outside the three folders", "events/x.go", 900, false},
+		{"a pending split still long", "shared/team/steps.go", MaxFileLines + 34, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := CheckLength(c.path, c.lines); (err != nil) != c.bad {
+				t.Errorf("CheckLength = %v, want bad=%v", err, c.bad)
+			}
+		})
+	}
+}
+
+// TestNoLongSourceFile counts the lines of every Go file git tracks.
+func TestNoLongSourceFile(t *testing.T) {
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--", "*.go").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	n := 0
+	for _, path := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		b, err := os.ReadFile(filepath.Join(root, path))
+		if os.IsNotExist(err) {
+			continue // deleted in the work tree, not yet committed
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckLength(path, bytes.Count(b, []byte("\n"))); err != nil {
+			t.Error(err)
+		}
+		n++
+	}
+	if n < 100 {
+		t.Fatalf("read %d Go files; expected the whole repository", n)
+	}
+}
+
 // TestArchitectureNamesEveryPackage: docs/architecture.md has a table row
 // "| `path` | …" for every package go list finds (every build tag the
 // project uses), and no row for a package that is gone. Functions are

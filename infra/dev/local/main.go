@@ -141,14 +141,14 @@ func printWelcome(s localjson.State, path string) {
 	fmt.Printf("  claude mcp add --transport http prickle %s --header \"Authorization: Bearer %s\"\n", s.MCPURL, s.Tokens["alice/writer"])
 }
 
-// printSignInLinks prints one sign-in link per seeded owner (single use, 15
-// minutes; ask for a new one at /signin, it lands in the dev outbox), then
+// printSignInLinks prints one sign-in link per seeded owner (single use, for
+// session.LinkLifetime; ask for a new one at /signin, it lands in the dev outbox), then
 // says the stack is ready.
 func printSignInLinks(env *environment, baseURL string) {
 	keys, err := session.NewKeys(env.signer.Key)
 	if err == nil {
 		fmt.Println()
-		fmt.Println("Sign in to Team Pulse, the board and task pages (each link works once, for 15 minutes; more at " + baseURL + "/signin):")
+		fmt.Printf("Sign in to Team Pulse, the board and task pages (each link works once, for %d minutes; more at %s/signin):\n", int(session.LinkLifetime/time.Minute), baseURL)
 		now := time.Now()
 		for _, o := range seedOwners {
 			fmt.Printf("  %-6s %s/signin/%s\n", o.Name, baseURL, keys.SignInToken(o.Name, session.ViaConsole, now))

@@ -1,7 +1,7 @@
 // Package session signs owners in to Prickle's pages: a sign-in link sent
 // only where it reaches the owner alone (email, a Slack direct message to the
-// owner's member id), single use and valid for 15 minutes, and the session
-// cookie it sets (HMAC-signed, 12 hours). Both say, signed, where the link was
+// owner's member id), single use and valid for LinkLifetime, and the session
+// cookie it sets (HMAC-signed, SessionLifetime). Both say, signed, where the link was
 // sent (Via), so every decision made with a session can say how it was signed in.
 //
 // Both are base64url(JSON claims) "." base64url(HMAC-SHA256), encoded and

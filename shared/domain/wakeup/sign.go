@@ -26,7 +26,7 @@ const ReplayWindow = 5 * time.Minute
 // ErrBadSignature and ErrStale are why Verify refuses a request.
 var (
 	ErrBadSignature = errors.New("wake request signature does not match")
-	ErrStale        = errors.New("wake request timestamp is outside the 5-minute window")
+	ErrStale        = fmt.Errorf("wake request timestamp is outside the %d-minute window", int(ReplayWindow/time.Minute))
 )
 
 // Sign returns the Prickle-Signature value of body sent at timestamp (unix

@@ -2,7 +2,9 @@ package wakeup
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,5 +58,12 @@ func TestVerify(t *testing.T) {
 	}
 	if err := Verify("", tsStr, sig, body, now); err == nil {
 		t.Error("verified with no secret")
+	}
+}
+
+// TestErrStaleSaysReplayWindow: the refusal says the window ReplayWindow is.
+func TestErrStaleSaysReplayWindow(t *testing.T) {
+	if want := fmt.Sprintf("%d-minute window", int(ReplayWindow/time.Minute)); !strings.Contains(ErrStale.Error(), want) {
+		t.Errorf("ErrStale = %q, want it to say %q", ErrStale, want)
 	}
 }

@@ -1,8 +1,6 @@
 package notify
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -261,6 +259,7 @@ func resultSettledMessage(t task.Task, by string, at time.Time) message {
 		outcome = fmt.Sprintf("Decided by %s at %s: task %s is %s.", by, stamp(at), t.ID, t.State)
 	}
 	subject := fmt.Sprintf("%s result of task %s by %s", verb, t.ID, t.Assignee)
+	// Opens alike stepSettledMessage on purpose: each message reads top to bottom as the owner gets it.
 	evidence, evLinks := evidenceLines(t)
 	var b strings.Builder
 	b.WriteString(outcome + "\n\n")
@@ -285,147 +284,4 @@ func article(kind string) string {
 		return "an " + kind
 	}
 	return "a " + kind
-}
-
-// Block Kit builders. Whatever varies (an agent's call, input, reason,
-// summary and evidence, names, outcomes) goes to Slack as literal text: the
-// text elements of rich_text blocks and plain_text objects, which Slack
-// shows as they are. mrkdwn, which has no escape for * _ ~ ` or ```, is not
-// used: in it an input's ``` closed its code block and what followed
-// rendered as the message's own words.
-
-func header(text string) map[string]any {
-	return map[string]any{"type": "header", "text": map[string]any{"type": "plain_text", "text": clip(text, slackHeaderMax), "emoji": false}}
-}
-
-// richText is a rich_text block of rich text elements (paragraphs, preformatted).
-func richText(elements ...any) map[string]any {
-	return map[string]any{"type": "rich_text", "elements": elements}
-}
-
-// paragraph is a rich_text_section of text elements.
-func paragraph(texts ...any) map[string]any {
-	return map[string]any{"type": "rich_text_section", "elements": texts}
-}
-
-// literal is text shown exactly as it is, within Slack's limit of a text.
-func literal(text string) map[string]any {
-	return map[string]any{"type": "text", "text": clip(text, slackTextMax)}
-}
-
-func bold(text string) map[string]any {
-	t := literal(text)
-	t["style"] = map[string]any{"bold": true}
-	return t
-}
-
-// labelled is a bold label over its text.
-func labelled(label, text string) map[string]any {
-	return richText(paragraph(bold(label+"\n"), literal(text)))
-}
-
-// factsBlock is the facts, a bold label before each value, one per line.
-func factsBlock(facts [][2]string) map[string]any {
-	texts := make([]any, 0, 2*len(facts))
-	for i, f := range facts {
-		value := clip(f[1], slackFactMax)
-		if i < len(facts)-1 {
-			value += "\n"
-		}
-		texts = append(texts, bold(f[0]+": "), literal(value))
-	}
-	return richText(paragraph(texts...))
-}
-
-// inputBlock is a step's input under its label, pretty-printed in a
-// preformatted element: whatever the input holds stays inside it.
-func inputBlock(label string, input []byte) map[string]any {
-	return richText(paragraph(bold(label)), map[string]any{"type": "rich_text_preformatted", "elements": []any{literal(PrettyInput(input, inputSlackMax))}})
-}
-
-// Action ids of the buttons of a request message; Slack sends them back in block_actions.
-const (
-	// ActionApprove approves at once; its value is the approval-link token.
-	ActionApprove = "prickle_approve"
-	// ActionRefuse opens a modal for the owner's message; its value is the approval-link token.
-	ActionRefuse = "prickle_refuse"
-	// ActionEdit opens a modal to edit a step's call, then approve the edited
-	// call; its value is the approval-link token.
-	ActionEdit = "prickle_edit"
-	// ActionAllowCall approves a step and also allows the same call on its task
-	// for AllowCallHours without asking (a standing grant); its value is the token.
-	ActionAllowCall = "prickle_allow_call"
-	// ActionOpenPage is the link button to the approval page (Slack reports its clicks too; they decide nothing).
-	ActionOpenPage = "open_approval"
-	// DecideBlockID names the actions block that holds the buttons.
-	DecideBlockID = "prickle_decide"
-)
-
-// AllowCallHours is how long the grant of the ActionAllowCall button lasts;
-// other lengths and pattern grants are given on the approval page.
-const AllowCallHours = 8
-
-// SlackValueMax is the longest value Slack accepts on a button.
-const SlackValueMax = 2000
-
-// decideActions is the row of buttons of a request: Approve and Refuse (and,
-// for a step, Approve + allow this call for 8 h, and Edit…) carry the signed token, so a
-// click is authorised by the same signature, expiry and single-use decision
-// as the web page; the last opens that page.
-func decideActions(token, url string, step bool) map[string]any {
-	button := func(text, actionID string) map[string]any {
-		return map[string]any{"type": "button", "text": map[string]any{"type": "plain_text", "text": text}, "action_id": actionID}
-	}
-	approve := button("Approve", ActionApprove)
-	approve["style"], approve["value"] = "primary", token
-	refuse := button("Refuse…", ActionRefuse)
-	refuse["style"], refuse["value"] = "danger", token
-	page := button("Review on the page", ActionOpenPage)
-	page["url"] = url
-	elements := []any{approve, refuse, page}
-	if step {
-		allow := button(fmt.Sprintf("Approve + this call for %d h", AllowCallHours), ActionAllowCall)
-		allow["value"] = token
-		edit := button("Edit…", ActionEdit)
-		edit["value"] = token
-		elements = []any{approve, allow, edit, refuse, page}
-	}
-	if len(token) > SlackValueMax { // ids too long for a button: the page still decides
-		elements = []any{page}
-	}
-	return map[string]any{"type": "actions", "block_id": DecideBlockID, "elements": elements}
-}
-
-func decideNote(owner string, expires time.Time) string {
-	return fmt.Sprintf("Only %s can decide: with these buttons, or on the page (opening the link changes nothing). Works until %s; decided once.", owner, stamp(expires))
-}
-
-func contextBlock(text string) map[string]any {
-	return map[string]any{"type": "context", "elements": []any{map[string]any{"type": "plain_text", "text": clip(text, slackTextMax), "emoji": false}}}
-}
-
-// esc escapes the three characters Slack parses in a message's text (links, mentions).
-func esc(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-// clip shortens s to at most n runes, marking the cut with an ellipsis.
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
-// marshalPlain is json.Marshal without HTML escaping, so & < > stay readable
-// (Slack and the dev outbox show them; neither is HTML).
-func marshalPlain(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -27,6 +27,7 @@ const maxIndentLevels = 16
 func PrettyInput(input json.RawMessage, max int) string {
 	var b strings.Builder
 	depth := 0
+	// The string scan is alike jsonlimit's on purpose: that one finds members, this one copies and indents.
 	inString, escaped := false, false
 	newline := func() {
 		b.WriteByte('\n')

@@ -29,7 +29,10 @@ import (
 //go:embed templates/*.html
 var templateFS embed.FS
 
-var pages = template.Must(layout.Parse(template.New("")).ParseFS(templateFS, "templates/*.html"))
+// pageFuncs give the pages the numbers that are rules, from their constants.
+var pageFuncs = template.FuncMap{"pendingMinutes": func() int { return int(PendingLifespan / time.Minute) }}
+
+var pages = template.Must(layout.Parse(template.New("").Funcs(pageFuncs)).ParseFS(templateFS, "templates/*.html"))
 
 // maxAuthorizeQuery bounds the authorization request kept while the owner signs in.
 const maxAuthorizeQuery = 8 << 10
@@ -41,7 +44,7 @@ var agentName = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,37}[a-z0-9])?$`)
 // redirect URI and the parameters; PKCE S256 and the resource are checked
 // here too, so nothing wrong waits for consent. An unknown client or an
 // unregistered redirect URI gets a page here, never a redirect. The
-// request is kept (hashed id, 15 minutes) and the browser goes to the
+// request is kept (hashed id, PendingLifespan) and the browser goes to the
 // consent page, which needs the owner signed in.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()

@@ -82,6 +82,7 @@ type Handler struct {
 }
 
 // New builds the handler; a nil clock is the real one, a nil logger slog's default.
+// (Alike runnerapi.New's defaults on purpose: each package fills in its own Config.)
 func New(cfg Config) *Handler {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -175,32 +176,6 @@ func button(in Interaction) (Action, bool) {
 	return Action{}, false
 }
 
-// authorize checks the token and that user is its owner's Slack user; it
-// returns what to tell the user when not.
-func (h *Handler) authorize(ctx context.Context, token, user string, o *outcome) (link.Claims, string, bool) {
-	c, err := h.cfg.Signer.Verify(token, h.cfg.Now())
-	switch {
-	case errors.Is(err, link.ErrExpired):
-		o.task, o.step, o.result = c.TaskID, c.StepID, "expired"
-		return c, fmt.Sprintf("This request expired at %s; nothing was decided. If the agent still needs an answer it will ask again.", c.Expires.UTC().Format(time.RFC3339)), false
-	case err != nil:
-		o.result = "tampered"
-		return c, "This button is not valid (it was changed or not issued by Prickle), so it decided nothing.", false
-	}
-	o.task, o.step = c.TaskID, c.StepID
-	owner, err := h.cfg.Owners.Owner(ctx, c.Owner)
-	if err != nil && !errors.Is(err, team.ErrNotFound) {
-		o.result = "error"
-		h.cfg.Log.ErrorContext(ctx, "slack interaction: load owner", "owner", c.Owner, "error", err.Error())
-		return c, "Something went wrong; nothing was decided. Try again, or use the page.", false
-	}
-	if owner.SlackUserID == "" || owner.SlackUserID != user {
-		o.result = "not_owner"
-		return c, fmt.Sprintf("Only %s can decide this. Your click decided nothing.", c.Owner), false
-	}
-	return c, "", true
-}
-
 func (h *Handler) blockActions(ctx context.Context, in Interaction, o *outcome) {
 	a, ok := button(in)
 	if !ok {
@@ -222,17 +197,7 @@ func (h *Handler) blockActions(ctx context.Context, in Interaction, o *outcome) 
 		return
 	}
 	if a.ActionID == notify.ActionRefuse {
-		view, err := json.Marshal(refuseModal(c, a.Value))
-		if err == nil {
-			err = h.cfg.Slack.OpenView(ctx, in.TriggerID, view)
-		}
-		if err != nil {
-			o.result = "error"
-			h.cfg.Log.ErrorContext(ctx, "slack interaction: open the refuse modal", "error", err.Error())
-			h.ephemeral(ctx, in, "The Refuse form could not be opened; nothing was decided. Try again, or refuse on the page.")
-			return
-		}
-		o.result = "modal_opened"
+		h.openModal(ctx, in, o, refuseModal(c, a.Value), "Refuse")
 		return
 	}
 	msg, err := h.decide(ctx, c, true, nil, "")
@@ -308,94 +273,21 @@ func (h *Handler) viewSubmission(ctx context.Context, w http.ResponseWriter, in 
 	w.WriteHeader(http.StatusOK) // an empty 200 closes the modal
 }
 
-// openEdit opens the Edit modal of a pending step's call, or tells the
-// owner why it cannot be edited here.
-func (h *Handler) openEdit(ctx context.Context, in Interaction, c link.Claims, token string, o *outcome) {
-	if c.Kind != link.KindStep {
-		o.result = "bad_edit"
-		h.ephemeral(ctx, in, "Only a step's call can be edited; nothing was decided.")
-		return
-	}
-	st, err := h.cfg.Steps.Step(ctx, c.TaskID, c.StepID)
-	if errors.Is(err, team.ErrNotFound) {
-		o.result = "not_found"
-		h.ephemeral(ctx, in, "This step no longer exists; nothing was decided.")
-		return
-	}
-	if err != nil {
-		o.result = "error"
-		h.cfg.Log.ErrorContext(ctx, "slack interaction: load the step to edit", "task", c.TaskID, "step", c.StepID, "error", err.Error())
-		h.ephemeral(ctx, in, "Something went wrong; nothing was decided. Try again, or use the page.")
-		return
-	}
-	if eff := st.Effective(h.cfg.Now()); eff.Status != step.Pending {
-		o.result = "refused_by_rules"
-		h.ephemeral(ctx, in, "Nothing was decided: "+team.AlreadyDecided(eff).Msg+".")
-		return
-	}
-	modal, ok := editModal(c, token, st)
-	if !ok {
-		o.result = "too_long"
-		h.ephemeral(ctx, in, fmt.Sprintf("This call is longer than a Slack field holds (%d characters): edit it on the page (Review on the page). Nothing was decided.", MaxEditField))
-		return
-	}
+// openModal opens a modal (form: "Refuse", "Edit") for the user who
+// clicked, or tells them it could not and that the page still decides.
+func (h *Handler) openModal(ctx context.Context, in Interaction, o *outcome, modal any, form string) {
 	view, err := json.Marshal(modal)
 	if err == nil {
 		err = h.cfg.Slack.OpenView(ctx, in.TriggerID, view)
 	}
 	if err != nil {
 		o.result = "error"
-		h.cfg.Log.ErrorContext(ctx, "slack interaction: open the edit modal", "error", err.Error())
-		h.ephemeral(ctx, in, "The Edit form could not be opened; nothing was decided. Try again, or edit on the page.")
+		verb := strings.ToLower(form)
+		h.cfg.Log.ErrorContext(ctx, "slack interaction: open the "+verb+" modal", "error", err.Error())
+		h.ephemeral(ctx, in, "The "+form+" form could not be opened; nothing was decided. Try again, or "+verb+" on the page.")
 		return
 	}
 	o.result = "modal_opened"
-}
-
-// editOf is the edited call of an Edit modal's submission: the whole input
-// (JSON), or the step's input with its command line replaced; why says what
-// is wrong with it. The team service bounds it and decides.
-func (h *Handler) editOf(ctx context.Context, c link.Claims, v *View, field string) (json.RawMessage, string) {
-	if c.Kind != link.KindStep {
-		return nil, "Only a step's call can be edited; nothing was decided."
-	}
-	value := v.Value(field, EditAction)
-	if field == InputBlock {
-		return json.RawMessage(value), ""
-	}
-	st, err := h.cfg.Steps.Step(ctx, c.TaskID, c.StepID)
-	if err != nil {
-		return nil, "This step could not be read; nothing was decided. Try again, or edit on the page."
-	}
-	edited, err := step.WithCommand(st.ToolName, st.Input, value)
-	if err != nil {
-		return nil, "Nothing was decided: " + err.Error() + "."
-	}
-	return edited, ""
-}
-
-// decide records the owner's decision (with edited, the approval of the
-// call as the owner edited it); a decision the rules refuse (already
-// decided, expired, no longer waiting, an edit out of bounds) comes back as
-// its message, not an error.
-func (h *Handler) decide(ctx context.Context, c link.Claims, approve bool, edited json.RawMessage, msg string) (string, error) {
-	var err error
-	switch c.Kind {
-	case link.KindCap:
-		return "Nothing was decided: a model-spend cap is raised or left with its own buttons.", nil
-	case link.KindStep:
-		_, err = h.cfg.Decider.DecideStep(ctx, c.Owner, c.TaskID, c.StepID, approve, edited, msg, audit.ViaSlack)
-	default:
-		_, err = h.cfg.Decider.DecideResult(ctx, c.Owner, c.TaskID, c.Round, approve, msg, audit.ViaSlack)
-	}
-	var refusal *task.Refusal
-	if errors.As(err, &refusal) {
-		return "Nothing was decided: " + refusal.Msg + ".", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("decide %s %s/%s: %w", c.Kind, c.TaskID, c.StepID, err)
-	}
-	return "", nil
 }
 
 // ephemeral answers only the user who clicked, leaving the message as it is.

@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -29,7 +30,7 @@ const Window = 5 * time.Minute
 // Verification failures; each answers 401 and decides nothing.
 var (
 	ErrUnsigned = errors.New("slack request: no timestamp or no v0 signature")
-	ErrStale    = errors.New("slack request: timestamp outside the 5-minute window")
+	ErrStale    = fmt.Errorf("slack request: timestamp outside the %d-minute window", int(Window/time.Minute))
 	ErrForged   = errors.New("slack request: signature does not match the signing secret")
 	ErrReplayed = errors.New("slack request: this signed request was received before")
 )

@@ -2,7 +2,9 @@ package slack_test
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,4 +63,11 @@ func upper(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// TestErrStaleSaysWindow: the refusal says the window slack.Window is.
+func TestErrStaleSaysWindow(t *testing.T) {
+	if want := fmt.Sprintf("%d-minute window", int(slack.Window/time.Minute)); !strings.Contains(slack.ErrStale.Error(), want) {
+		t.Errorf("ErrStale = %q, want it to say %q", slack.ErrStale, want)
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/useprickle/prickle/shared/auth/link"
 	"github.com/useprickle/prickle/shared/auth/session"
@@ -140,13 +139,8 @@ func (h *Handler) resultDecided(ctx context.Context, t task.Task) string {
 // showApproval is GET /a/{token}: it reads and shows, and never decides
 // (mail scanners and Slack unfurlers fetch links).
 func (h *Handler) showApproval(w http.ResponseWriter, r *http.Request) {
-	c, token, ok := h.verify(w, r)
+	c, token, g, me, ok := h.openLink(w, r, h.verify)
 	if !ok {
-		return
-	}
-	g, me := h.linkGate(r, c)
-	if g == gateOther {
-		h.otherOwner(w, r, c, me.Owner)
 		return
 	}
 	done := r.URL.Query().Get("done") == "1"
@@ -193,33 +187,17 @@ func (h *Handler) failed(w http.ResponseWriter, r *http.Request, err error) {
 // decide is POST /a/{token}: it verifies the link again, checks the form
 // came from the page, records the decision once, and redirects to the GET.
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
-	if !h.sameOrigin(r) {
-		infoOf(r).outcome = "cross_site"
-		h.message(w, r, http.StatusForbidden, messageView{
-			chrome: chrome{Title: "Refused"}, Heading: "Decisions are made on the approval page",
-			Notice: "This form was sent from another site, so nothing was decided.", NoticeClass: "error",
-		})
-		return
-	}
-	c, token, ok := h.verify(w, r)
-	if !ok {
-		return
-	}
-	g, me := h.linkGate(r, c)
-	switch g {
-	case gateOther:
-		h.otherOwner(w, r, c, me.Owner)
-		return
-	case gateSignIn:
-		infoOf(r).outcome = "needs_sign_in"
+	c, token, me, ok := h.gatePost(w, r, "Decisions are made on the approval page", h.verify, func(c link.Claims, token, notice string) {
 		p, err := h.load(r.Context(), c)
 		if err != nil {
 			h.loadFailed(w, r, err)
 			return
 		}
 		p.WhoDecides, p.CanDecide, p.SignInAs, p.Next = whoDecides(c), false, c.Owner, "a/"+token
-		p.Notice, p.NoticeClass = fmt.Sprintf("Nothing was decided: this link was shared, so it decides only with %[1]s signed in. Sign in as %[1]s, then decide.", c.Owner), "warn"
+		p.Notice, p.NoticeClass = notice, "warn"
 		h.render(w, r, http.StatusForbidden, "approval.html", p)
+	})
+	if !ok {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxDecideForm)
@@ -235,28 +213,18 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	var approve, edit bool
-	switch r.PostForm.Get("decision") {
-	case "approve":
-		approve = true
-	case decisionEdit:
-		approve, edit = true, true
-		if c.Kind != link.KindStep {
-			h.badForm(w, r, "Only a step's call can be edited.")
-			return
-		}
-		if editNeedsSignIn(g, me) {
-			h.editNeedsSession(w, r, c, token, g, me)
-			return
-		}
-	case "refuse":
-	default:
-		h.badForm(w, r, "Choose Approve or Refuse.")
+	approve, edit, msg, problem := decisionOf(r.PostForm)
+	if r.PostForm.Get("decision") == decisionEdit && c.Kind != link.KindStep {
+		problem = "Only a step's call can be edited."
+	}
+	if problem != "" {
+		h.badForm(w, r, problem)
 		return
 	}
-	msg := strings.TrimSpace(r.PostForm.Get("message"))
-	if utf8.RuneCountInString(msg) > MaxMessage {
-		h.badForm(w, r, fmt.Sprintf("The message is longer than %d characters.", MaxMessage))
+	// gatePost let the POST through, so the link may decide (gateOpen); an
+	// edit also needs its owner signed in.
+	if edit && editNeedsSignIn(gateOpen, me) {
+		h.editNeedsSession(w, r, c, token, gateOpen, me)
 		return
 	}
 	if h.cfg.Service == nil {

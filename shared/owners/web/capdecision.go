@@ -79,13 +79,8 @@ func (h *Handler) loadCap(r *http.Request, c link.Claims) (capPage, error) {
 
 // showCap is GET /c/{token}.
 func (h *Handler) showCap(w http.ResponseWriter, r *http.Request) {
-	c, token, ok := h.capClaims(w, r)
+	c, token, g, _, ok := h.openLink(w, r, h.capClaims)
 	if !ok {
-		return
-	}
-	g, me := h.linkGate(r, c)
-	if g == gateOther {
-		h.otherOwner(w, r, c, me.Owner)
 		return
 	}
 	p, err := h.loadCap(r, c)
@@ -107,31 +102,17 @@ func (h *Handler) showCap(w http.ResponseWriter, r *http.Request) {
 
 // decideCap is POST /c/{token}.
 func (h *Handler) decideCap(w http.ResponseWriter, r *http.Request) {
-	if !h.sameOrigin(r) {
-		infoOf(r).outcome = "cross_site"
-		h.message(w, r, http.StatusForbidden, messageView{chrome: chrome{Title: "Refused"}, Heading: "Decisions are made on the page",
-			Notice: "This form was sent from another site, so nothing was decided.", NoticeClass: "error"})
-		return
-	}
-	c, token, ok := h.capClaims(w, r)
-	if !ok {
-		return
-	}
-	g, me := h.linkGate(r, c)
-	switch g {
-	case gateOther:
-		h.otherOwner(w, r, c, me.Owner)
-		return
-	case gateSignIn:
-		infoOf(r).outcome = "needs_sign_in"
+	c, token, me, ok := h.gatePost(w, r, "Decisions are made on the page", h.capClaims, func(c link.Claims, token, notice string) {
 		p, err := h.loadCap(r, c)
 		if err != nil {
 			h.failed(w, r, err)
 			return
 		}
 		p.CanDecide, p.SignInAs, p.Next = false, c.Owner, "c/"+token
-		p.Notice, p.NoticeClass = fmt.Sprintf("Nothing was decided: this link was shared, so it decides only with %[1]s signed in. Sign in as %[1]s, then decide.", c.Owner), "warn"
+		p.Notice, p.NoticeClass = notice, "warn"
 		h.render(w, r, http.StatusForbidden, "cap.html", &p)
+	})
+	if !ok {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)

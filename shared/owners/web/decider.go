@@ -3,7 +3,10 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/useprickle/prickle/shared/auth/link"
 	"github.com/useprickle/prickle/shared/auth/session"
@@ -46,6 +49,71 @@ func (h *Handler) linkGate(r *http.Request, c link.Claims) (g gate, me session.S
 // first: the link may decide (gateOpen) but nobody is signed in, which only
 // an emailed link allows.
 func editNeedsSignIn(g gate, me session.Session) bool { return g == gateOpen && me.Owner == "" }
+
+// openLink reads a link page's token with read (h.verify, h.capClaims) and
+// applies the rule to its GET: another owner signed in is refused here (ok
+// false); g says whether the page may offer to decide, me who is signed in.
+func (h *Handler) openLink(w http.ResponseWriter, r *http.Request, read func(http.ResponseWriter, *http.Request) (link.Claims, string, bool)) (c link.Claims, token string, g gate, me session.Session, ok bool) {
+	if c, token, ok = read(w, r); !ok {
+		return c, token, g, me, false
+	}
+	g, me = h.linkGate(r, c)
+	if g == gateOther {
+		h.otherOwner(w, r, c, me.Owner)
+		return c, token, g, me, false
+	}
+	return c, token, g, me, true
+}
+
+// gatePost lets a link page's POST (POST /a/…, /c/…) through to deciding,
+// or answers it (ok false): a form sent from another site is refused
+// (heading names where decisions are made), then the token is read with read
+// (h.verify, h.capClaims) and the rule applied. Another owner signed in is
+// refused; a shared link whose owner is not signed in decides nothing, and
+// show answers with the page again and notice (sign in as the owner, then decide).
+func (h *Handler) gatePost(w http.ResponseWriter, r *http.Request, heading string, read func(http.ResponseWriter, *http.Request) (link.Claims, string, bool),
+	show func(c link.Claims, token, notice string)) (c link.Claims, token string, me session.Session, ok bool) {
+	if !h.sameOrigin(r) {
+		infoOf(r).outcome = "cross_site"
+		h.message(w, r, http.StatusForbidden, messageView{chrome: chrome{Title: "Refused"}, Heading: heading,
+			Notice: "This form was sent from another site, so nothing was decided.", NoticeClass: "error"})
+		return c, token, me, false
+	}
+	if c, token, ok = read(w, r); !ok {
+		return c, token, me, false
+	}
+	g, me := h.linkGate(r, c)
+	switch g {
+	case gateOther:
+		h.otherOwner(w, r, c, me.Owner)
+		return c, token, me, false
+	case gateSignIn:
+		infoOf(r).outcome = "needs_sign_in"
+		show(c, token, fmt.Sprintf("Nothing was decided: this link was shared, so it decides only with %[1]s signed in. Sign in as %[1]s, then decide.", c.Owner))
+		return c, token, me, false
+	}
+	return c, token, me, true
+}
+
+// decisionOf reads a decide form (the approval page's, the task page's):
+// approve or refuse, edit for an approval of the edited call, and the
+// message, trimmed; problem, when not empty, says what is wrong with it.
+func decisionOf(form url.Values) (approve, edit bool, msg, problem string) {
+	switch form.Get("decision") {
+	case "approve":
+		approve = true
+	case decisionEdit:
+		approve, edit = true, true
+	case "refuse":
+	default:
+		return false, false, "", "Choose Approve or Refuse."
+	}
+	msg = strings.TrimSpace(form.Get("message"))
+	if utf8.RuneCountInString(msg) > MaxMessage {
+		return false, false, "", fmt.Sprintf("The message is longer than %d characters.", MaxMessage)
+	}
+	return approve, edit, msg, ""
+}
 
 // decidedVia is how the audit trail records a decision made from where
 // (audit.ViaLink, ViaPage, ViaOwners): with a session, also how that session

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"io"
 	"log/slog"
@@ -205,6 +206,7 @@ func runFlows(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		}
 		mustContain(t, "approval page", page.body, "Bash", `"command": "git push origin main && echo <done>"`, "outbound", "origin",
 			"Publish the reviewed branch.", "alice/writer", "tsk_step_flow", "Approve", "Refuse", `name="message"`)
+		mustContain(t, "approval page", page.body, fmt.Sprintf("Approve allows exactly this call, once, within %d minutes.", int(step.UseWindow/time.Minute)))
 		for h, want := range map[string]string{
 			"Content-Security-Policy": "default-src 'self'", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
 		} {

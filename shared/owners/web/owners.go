@@ -253,6 +253,7 @@ func (h *Handler) ownersChanged(w http.ResponseWriter, r *http.Request, me sessi
 }
 
 // revokeGrant is POST /p/{project}/grants/{grant}/revoke; back= says where to return (owners or the task).
+// (Its gate is alike setCap's and setBudget's on purpose: projectPage and ownerForm already hold the rules.)
 func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request) {
 	me, p, _, ok := h.projectPage(w, r)
 	if !ok || !h.ownerForm(w, r, me) {

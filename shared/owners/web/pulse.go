@@ -110,12 +110,7 @@ func (h *Handler) projectPage(w http.ResponseWriter, r *http.Request) (session.S
 		return me, team.Project{}, nil, false
 	}
 	p, agents, err := h.projectOf(r.Context(), me.Owner, r.PathValue("project"))
-	if errors.Is(err, team.ErrNotFound) {
-		h.notFound(w, r, me)
-		return me, p, nil, false
-	}
-	if err != nil {
-		h.failed(w, r, err)
+	if h.lookupFailed(w, r, me, err) {
 		return me, p, nil, false
 	}
 	return me, p, agents, true

@@ -329,10 +329,14 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		if form.status != http.StatusOK || !strings.Contains(form.text, `name="owner"`) {
 			t.Fatalf("GET /signin = %d:\n%s", form.status, form.text)
 		}
+		// Every page that says how long a link works says session.LinkLifetime.
+		lifetime := fmt.Sprintf("%d minutes", int(session.LinkLifetime/time.Minute))
+		mustContain(t, "the sign-in form", form.text, "It works once, for "+lifetime+".")
 		sent := b.do(http.MethodPost, "/signin", url.Values{"owner": {"alice"}})
 		if sent.status != http.StatusOK || !strings.Contains(sent.text, "If alice is an owner here, a sign-in link is on its way") {
 			t.Fatalf("POST /signin = %d:\n%s", sent.status, sent.text)
 		}
+		mustContain(t, "the notice of a link sent", sent.text, "It works once, for "+lifetime+".")
 		msgs := e.box.List()
 		if len(msgs) != 2 || msgs[0].Channel != "email" || msgs[0].To != "alice@example.com" || msgs[1].Channel != "slack" || msgs[1].To != "U0ALICE" {
 			t.Fatalf("outbox: %s; want an email and a Slack DM to alice (never her channel)", destinations(msgs))
@@ -351,6 +355,7 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 			if page.status != http.StatusOK || !strings.Contains(page.text, "Sign in as alice") || len(b.cookies) != 0 {
 				t.Fatalf("GET link = %d, cookies %v:\n%s", page.status, b.cookies, page.text)
 			}
+			mustContain(t, "the sign-in link's page", page.text, fmt.Sprintf("on this device for %d hours.", int(session.SessionLifetime/time.Hour)))
 		}
 		page := b.get(path)
 		if r := b.do(http.MethodPost, path, url.Values{"csrf": {"forged"}}); r.status != http.StatusForbidden || len(b.cookies) != 0 {
@@ -378,10 +383,12 @@ func runRoom(t *testing.T, newStore func(t *testing.T) roomBackend) {
 		// An expired link is refused, on GET and POST.
 		e.browser().do(http.MethodPost, "/signin", url.Values{"owner": {"bob"}})
 		late := strings.TrimPrefix(e.lastLink("bob@example.com"), e.srv.URL)
-		e.clock.at = e.clock.at.Add(16 * time.Minute)
+		e.clock.at = e.clock.at.Add(session.LinkLifetime + time.Minute)
 		lb := e.browser()
 		if g := lb.get(late); g.status != http.StatusGone || !strings.Contains(g.text, "expired") {
 			t.Errorf("expired GET = %d:\n%s", g.status, g.text)
+		} else {
+			mustContain(t, "the expired link's page", g.text, "Sign-in links work for "+lifetime+".")
 		}
 		if p := lb.do(http.MethodPost, late, url.Values{"csrf": {"x"}}); p.status == http.StatusSeeOther || len(lb.cookies) != 0 {
 			t.Errorf("expired POST = %d, cookies %v", p.status, lb.cookies)

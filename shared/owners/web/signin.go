@@ -172,7 +172,7 @@ func (h *Handler) signInToken(w http.ResponseWriter, r *http.Request, use bool) 
 		return c, token, true
 	case errors.Is(err, session.ErrExpired):
 		infoOf(r).outcome = "expired"
-		v.Heading, v.Notice, v.NoticeClass = "This sign-in link has expired", "Sign-in links work for 15 minutes. Ask for a new one below.", "warn"
+		v.Heading, v.Notice, v.NoticeClass = "This sign-in link has expired", fmt.Sprintf("Sign-in links work for %d minutes. Ask for a new one below.", int(session.LinkLifetime/time.Minute)), "warn"
 		h.render(w, r, http.StatusGone, "signin.html", v)
 	case errors.Is(err, session.ErrUsed):
 		infoOf(r).outcome = "used"
@@ -258,6 +258,21 @@ func (h *Handler) projectOf(ctx context.Context, owner, slug string) (team.Proje
 		return team.Project{}, nil, team.ErrNotFound
 	}
 	return team.OwnerProject(ctx, h.cfg.Store, owner, slug)
+}
+
+// lookupFailed answers a signed-in page whose lookup failed: notFound for
+// what does not exist or the owner may not see, else failed. It says
+// whether it answered (err was not nil).
+func (h *Handler) lookupFailed(w http.ResponseWriter, r *http.Request, me session.Session, err error) bool {
+	switch {
+	case errors.Is(err, team.ErrNotFound):
+		h.notFound(w, r, me)
+	case err != nil:
+		h.failed(w, r, err)
+	default:
+		return false
+	}
+	return true
 }
 
 // notFound is the one answer for what the owner may not see or what does not exist.

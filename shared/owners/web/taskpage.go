@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/useprickle/prickle/shared/auth/session"
 	"github.com/useprickle/prickle/shared/domain/audit"
@@ -111,12 +110,7 @@ func (h *Handler) taskPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, status, err := h.taskViewOf(r, me)
-	if errors.Is(err, team.ErrNotFound) {
-		h.notFound(w, r, me)
-		return
-	}
-	if err != nil {
-		h.failed(w, r, err)
+	if h.lookupFailed(w, r, me, err) {
 		return
 	}
 	if notice, ok := taskNotices[r.URL.Query().Get("decided")]; ok {
@@ -261,12 +255,7 @@ func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t, _, err := h.taskOf(r, me, r.PathValue("task"))
-	if errors.Is(err, team.ErrNotFound) {
-		h.notFound(w, r, me)
-		return
-	}
-	if err != nil {
-		h.failed(w, r, err)
+	if h.lookupFailed(w, r, me, err) {
 		return
 	}
 	infoOf(r).task = t.ID
@@ -274,20 +263,9 @@ func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
 		h.reviewOnTask(w, r, me, t, verdict)
 		return
 	}
-	var approve, edit bool
-	switch r.PostForm.Get("decision") {
-	case "approve":
-		approve = true
-	case decisionEdit:
-		approve, edit = true, true
-	case "refuse":
-	default:
-		h.taskRefused(w, r, me, http.StatusBadRequest, "Choose Approve or Refuse.")
-		return
-	}
-	msg := strings.TrimSpace(r.PostForm.Get("message"))
-	if utf8.RuneCountInString(msg) > MaxMessage {
-		h.taskRefused(w, r, me, http.StatusBadRequest, fmt.Sprintf("The message is longer than %d characters.", MaxMessage))
+	approve, edit, msg, problem := decisionOf(r.PostForm)
+	if problem != "" {
+		h.taskRefused(w, r, me, http.StatusBadRequest, problem)
 		return
 	}
 	if h.cfg.Service == nil {

@@ -64,7 +64,16 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-var pages = template.Must(layout.Parse(template.New("").Funcs(template.FuncMap{})).ParseFS(templateFS, "templates/*.html"))
+// pageFuncs give the pages the numbers that are rules, from their constants:
+// how long a sign-in link works, the session it opens lasts, and an approved
+// call may be used.
+var pageFuncs = template.FuncMap{
+	"linkMinutes":  func() int { return int(session.LinkLifetime / time.Minute) },
+	"sessionHours": func() int { return int(session.SessionLifetime / time.Hour) },
+	"useMinutes":   func() int { return int(step.UseWindow / time.Minute) },
+}
+
+var pages = template.Must(layout.Parse(template.New("").Funcs(pageFuncs)).ParseFS(templateFS, "templates/*.html"))
 
 // Store is what the pages read and record: the approval pages' step, task
 // and history, and what the signed-in pages (owner sign-in, Team Pulse, the

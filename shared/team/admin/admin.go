@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/useprickle/prickle/shared/auth/identity"
 	"github.com/useprickle/prickle/shared/domain/audit"
 	"github.com/useprickle/prickle/shared/domain/pulse"
 	"github.com/useprickle/prickle/shared/domain/step"
@@ -22,14 +21,11 @@ import (
 
 // Store is what the admin commands write beyond the team service's reads.
 type Store interface {
-	team.Store
+	mint.Store // the team service's reads and the tokens
 	PutProject(ctx context.Context, p team.Project) error
 	PutOwner(ctx context.Context, o team.Owner) error
 	Owner(ctx context.Context, name string) (team.Owner, error)
 	PutAgent(ctx context.Context, a team.Agent) error
-	PutToken(ctx context.Context, t identity.Token) error
-	RevokeToken(ctx context.Context, hash string) error
-	RevokeAgentTokens(ctx context.Context, agentID string) (int, error)
 }
 
 // Admin carries out operator commands.

@@ -4,23 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/useprickle/prickle/shared/domain/step"
 )
 
-// CodexRunCommand is the runner's subcommand that hosts a Codex run: the
-// codex template starts `<prickle-runner> codex-run [flags]`.
-const CodexRunCommand = "codex-run"
+// The Codex host: codex app-server as a child process, the task's thread and
+// its turns, and what Codex sends sorted (codexdecision.go answers the
+// approvals).
 
 // How a Codex run's thread asks: every command but Codex's known-safe
 // read-only ones, every file change and every MCP call Codex asks about
@@ -37,98 +33,6 @@ const maxCodexTurns = 8
 
 // codexStopWait is how long Codex has to exit after its input closes, then after SIGTERM.
 const codexStopWait = 5 * time.Second
-
-// CodexOptions are codex-run's flags.
-type CodexOptions struct {
-	// Program is the Codex executable (default codex).
-	Program string
-	// Config are `-c key=value` overrides handed to `codex app-server`.
-	Config []string
-	// Poll is the first wait before asking request_step again while the
-	// owner decides; each wait doubles, up to PollMax. SIGUSR1 asks at once.
-	Poll, PollMax time.Duration
-}
-
-type repeated []string
-
-func (r *repeated) String() string     { return strings.Join(*r, " ") }
-func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
-
-// ParseCodexArgs parses codex-run's arguments: --codex PATH, -c key=value
-// (repeatable), --poll and --poll-max.
-func ParseCodexArgs(args []string) (CodexOptions, error) {
-	o := CodexOptions{}
-	fs := flag.NewFlagSet(CodexRunCommand, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.Program, "codex", "codex", "the Codex executable")
-	fs.Var((*repeated)(&o.Config), "c", "a config override for codex app-server (key=value, repeatable)")
-	fs.DurationVar(&o.Poll, "poll", 5*time.Second, "first wait before asking the owner's decision again")
-	fs.DurationVar(&o.PollMax, "poll-max", time.Minute, "longest wait before asking the owner's decision again")
-	if err := fs.Parse(args); err != nil {
-		return CodexOptions{}, fmt.Errorf("%s: %w", CodexRunCommand, err)
-	}
-	if fs.NArg() > 0 {
-		return CodexOptions{}, fmt.Errorf("%s: unexpected argument %q (Codex's own settings go in -c key=value)", CodexRunCommand, fs.Arg(0))
-	}
-	if o.Poll <= 0 || o.PollMax < o.Poll {
-		return CodexOptions{}, fmt.Errorf("%s: --poll %s must be positive and --poll-max %s at least as long", CodexRunCommand, o.Poll, o.PollMax)
-	}
-	return o, nil
-}
-
-// codexEnv is a run's inputs, from the environment the runner gives it.
-type codexEnv struct {
-	MCPURL, RunToken, RunID, TaskID, Prompt, SessionDir string
-}
-
-func codexEnvFrom(getenv func(string) string) (codexEnv, error) {
-	e := codexEnv{MCPURL: getenv("PRICKLE_MCP_URL"), RunToken: getenv("PRICKLE_RUN_TOKEN"), RunID: getenv("PRICKLE_RUN_ID"),
-		TaskID: getenv("PRICKLE_TASK_ID"), Prompt: getenv("PRICKLE_PROMPT"), SessionDir: getenv("PRICKLE_SESSION_DIR")}
-	var missing []string
-	for _, kv := range [][2]string{{"PRICKLE_MCP_URL", e.MCPURL}, {"PRICKLE_RUN_TOKEN", e.RunToken}, {"PRICKLE_RUN_ID", e.RunID},
-		{"PRICKLE_TASK_ID", e.TaskID}, {"PRICKLE_PROMPT", e.Prompt}, {"PRICKLE_SESSION_DIR", e.SessionDir}} {
-		if kv[1] == "" {
-			missing = append(missing, kv[0])
-		}
-	}
-	if len(missing) > 0 {
-		return codexEnv{}, fmt.Errorf("%s runs under prickle-runner: %s not set", CodexRunCommand, strings.Join(missing, ", "))
-	}
-	return e, nil
-}
-
-// CodexMain is `prickle-runner codex-run`: it hosts `codex app-server` for
-// one run of a task and answers Codex's approval requests with the owner's
-// decisions (request_step). ctx ends on SIGTERM; wake gets SIGUSR1 (ask the
-// owner's decision again now). It returns the process's exit status.
-func CodexMain(ctx context.Context, args []string, wake <-chan os.Signal, stdout, stderr io.Writer) int {
-	log := slog.New(slog.NewJSONHandler(stdout, nil))
-	opt, err := ParseCodexArgs(args)
-	if err != nil {
-		log.Error("codex-run cannot start", "error", err.Error())
-		return 2
-	}
-	env, err := codexEnvFrom(os.Getenv)
-	if err != nil {
-		log.Error("codex-run cannot start", "error", err.Error())
-		return 2
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		log.Error("codex-run cannot start", "error", err.Error())
-		return 2
-	}
-	h := newCodexHost(opt, env, dir, RunMCP(env.MCPURL, 30*time.Second), log, wake)
-	h.stderr = stderr
-	start := time.Now()
-	err = h.run(ctx)
-	log.Info(CodexUsageMsg, "task", env.TaskID, "run", env.RunID, "usage", h.usage.report(time.Since(start)))
-	if err != nil {
-		log.Error("codex-run ended", "task", env.TaskID, "run", env.RunID, "error", err.Error())
-		return 1
-	}
-	return 0
-}
 
 // codexHost runs one Codex run: the task's thread, its turns, its approvals.
 type codexHost struct {
@@ -369,142 +273,6 @@ func (h *codexHost) dispatch(rpc *rpcConn) {
 			h.log.Warn("codex reported an error", "params", clip(string(m.Params), 1000))
 		}
 	}
-}
-
-// answer handles approval requests one at a time (one step waits at a time
-// per task: asking two at once would withdraw the first).
-func (h *codexHost) answer(ctx context.Context, rpc *rpcConn) {
-	for m := range h.approvals {
-		if ctx.Err() == nil { // once stopping, requests are left open (and drained)
-			h.approve(ctx, rpc, m)
-		}
-	}
-}
-
-// approve asks the owner about one approval request and answers Codex.
-func (h *codexHost) approve(ctx context.Context, rpc *rpcConn, m rpcMessage) {
-	a, err := mapApproval(m.Method, m.Params, h.items)
-	if err != nil {
-		h.log.Warn("a malformed approval request is refused", "method", m.Method, "error", err.Error())
-		_ = rpc.ReplyError(m.ID, -32602, err.Error())
-		return
-	}
-	reply := func(allow bool) bool {
-		if err := rpc.Reply(m.ID, a.Reply(allow)); err != nil {
-			h.log.Warn("cannot answer codex", "error", err.Error())
-			return false
-		}
-		return true
-	}
-	switch {
-	case a.Own:
-		h.log.Info("approval accepted: a tool of Prickle's own", "tool_name", a.Ask.ToolName)
-		reply(true)
-		return
-	case a.Unsupported != "":
-		h.log.Warn("approval declined without asking", "method", m.Method, "why", a.Unsupported)
-		reply(false)
-		return
-	}
-	if a.Ask.ToolUseID == "" {
-		a.Ask.ToolUseID = "codex-request-" + strings.Trim(string(m.ID), `"`)
-	}
-	asked := time.Now()
-	h.log.Info("approval asked", "tool_name", a.Ask.ToolName, "does", step.Summary(a.Ask.ToolName, a.Ask.Input),
-		"input", clip(string(a.Ask.Input), 1000), "tool_use_id", a.Ask.ToolUseID, "reason", a.Ask.Reason, "pid", os.Getpid())
-	if err := h.session.SetOpen(&openCall{ToolName: a.Ask.ToolName, Input: a.Ask.Input, RunID: h.env.RunID, AskedAt: asked.UTC()}); err != nil {
-		h.log.Warn("cannot record the open call", "error", err.Error())
-	}
-	ans, err := h.decision(ctx, a.Ask)
-	if err != nil {
-		h.log.Info("approval left open: the run is stopping", "tool_name", a.Ask.ToolName, "tool_use_id", a.Ask.ToolUseID, "error", err.Error())
-		return
-	}
-	// Codex cannot run another call than the one it asked: an approval of
-	// the owner's edit is declined here, and the model is told to make the
-	// edited call, which is then allowed once (the same step).
-	var editedTo json.RawMessage
-	if ans.Status == "approved" || ans.Behavior == "allow" {
-		if edited(a.Ask.ToolName, a.Ask.Input, ans.UpdatedInput) {
-			editedTo = ans.UpdatedInput
-		}
-	}
-	allow := ans.Behavior == "allow" && editedTo == nil
-	if !reply(allow) {
-		return // Codex is gone: the call stays recorded for the next run
-	}
-	if err := h.session.SetOpen(nil); err != nil {
-		h.log.Warn("cannot clear the open call", "error", err.Error())
-	}
-	decision := "accept"
-	if !allow {
-		decision = "decline"
-		h.mu.Lock()
-		h.refusals = append(h.refusals, refusal{Ask: a.Ask, Message: ans.Message, Edited: editedTo})
-		h.mu.Unlock()
-	}
-	if editedTo != nil {
-		decision = "decline: the owner edited the call"
-	}
-	h.log.Info("approval answered", "tool_name", a.Ask.ToolName, "tool_use_id", a.Ask.ToolUseID, "decision", decision,
-		"step", ans.StepID, "status", ans.Status, "message", ans.Message, "waited", time.Since(asked).Round(time.Millisecond).String())
-}
-
-// decision asks request_step until the owner has decided: a pending step
-// keeps the call waiting (asked again after Poll, doubling to PollMax, and
-// at once on SIGUSR1). It fails only when ctx ends. It looks first, asking
-// without tool_use_id (an approved step is then answered "approved", left
-// for the permission layer, and nothing is used): an approval of the call as
-// asked is then taken with tool_use_id, which uses it once; an approval of
-// the owner's edit is left for the edited call the model is told to make.
-func (h *codexHost) decision(ctx context.Context, ask StepAsk) (StepAnswer, error) {
-	look := ask
-	look.ToolUseID = ""
-	wait := h.opt.Poll
-	for first := true; ; first = false {
-		ans, err := h.requestStep(ctx, look)
-		if err == nil && ans.Status == "approved" && !edited(ask.ToolName, ask.Input, ans.UpdatedInput) {
-			ans, err = h.requestStep(ctx, ask)
-		}
-		switch {
-		case err == nil && ans.Status != "pending":
-			return ans, nil
-		case errors.Is(err, ErrRefused):
-			return StepAnswer{Status: "refused", Behavior: "deny", Message: err.Error()}, nil
-		case ctx.Err() != nil:
-			return StepAnswer{}, ctx.Err()
-		case err != nil:
-			h.log.Warn("request_step failed; asking again", "error", err.Error(), "in", wait.String())
-		case first:
-			h.log.Info("waiting for the owner", "step", ans.StepID, "tool_use_id", ask.ToolUseID, "pid", os.Getpid())
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return StepAnswer{}, ctx.Err()
-		case <-h.wake:
-			h.log.Info("woken: asking for the owner's decision now", "tool_use_id", ask.ToolUseID)
-		case <-t.C:
-		}
-		t.Stop()
-		wait = min(2*wait, h.opt.PollMax)
-	}
-}
-
-// requestStep is one request_step call of the run, within a minute.
-func (h *codexHost) requestStep(ctx context.Context, ask StepAsk) (StepAnswer, error) {
-	call, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	return h.steps.RequestStep(call, h.env.RunToken, ask)
-}
-
-func (h *codexHost) takeRefusals() []refusal {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	rs := h.refusals
-	h.refusals = nil
-	return rs
 }
 
 // stop ends Codex: its input closes (it exits), then its process group

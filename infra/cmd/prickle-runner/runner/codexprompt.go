@@ -3,7 +3,9 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/useprickle/prickle/shared/domain/step"
 )
@@ -58,7 +60,7 @@ func refusedPrompt(rs []refusal) string {
 				}
 			}
 		}
-		b.WriteString("\nMake each edited call now, exactly as your owner edited it (a command: that command, in the same directory), not the one you asked: Prickle allows it once, within 15 minutes.")
+		b.WriteString("\nMake each edited call now, exactly as your owner edited it (a command: that command, in the same directory), not the one you asked: Prickle allows it once, within " + strconv.Itoa(int(step.UseWindow/time.Minute)) + " minutes.")
 		if len(refused) > 0 {
 			b.WriteString("\n\n")
 		}
