@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"github.com/useprickle/prickle/shared/auth/session"
 	"github.com/useprickle/prickle/shared/domain/audit"
 	"github.com/useprickle/prickle/shared/domain/budget"
@@ -103,6 +104,13 @@ type ownersView struct {
 	Form        budgetView
 	Notice      string
 	NoticeClass string
+	// Runners are the signed-in owner's live joined runners of this project's agents.
+	Runners []runnerView
+}
+
+// runnerView is a runner joined by prickle-runner login, as the owners page lists it.
+type runnerView struct {
+	ID, Name, Agent, Joined, Token string
 }
 
 // GrantList feeds the grant-list template.
@@ -157,6 +165,7 @@ var ownersNotices = map[string]string{
 	"revoked": noticeRevoked,
 	"budget":  "Budget saved.",
 	"cap":     "Cap saved: it applies from now; an agent under its new cap starts its waiting work at once.",
+	"runner":  "Runner revoked: its token no longer works, so its next claim or call is refused.",
 }
 
 // noticeRevoked is said by the owners page and the task page after a grant is revoked.
@@ -186,6 +195,9 @@ func (h *Handler) ownersViewOf(r *http.Request, me session.Session, p team.Proje
 		return nil, err
 	}
 	if v.Models, err = h.ownersSpendOf(ctx, me, agents); err != nil {
+		return nil, err
+	}
+	if v.Runners, err = h.joinedRunnersOf(r, me, agents); err != nil {
 		return nil, err
 	}
 	limits := map[string]budget.Budget{}
@@ -337,4 +349,39 @@ func validTaskID(id string) bool {
 	return id != "" && len(id) <= 64 && !strings.ContainsFunc(id, func(c rune) bool {
 		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-')
 	})
+}
+
+// joinedRunnersOf lists the owner's live joined runners of the project's agents.
+func (h *Handler) joinedRunnersOf(r *http.Request, me session.Session, agents []team.Agent) ([]runnerView, error) {
+	joined, err := h.cfg.Store.OwnerJoinedRunners(r.Context(), me.Owner)
+	if err != nil {
+		return nil, err
+	}
+	out := []runnerView{}
+	for _, j := range joined {
+		if j.Revoked || !slices.ContainsFunc(agents, func(a team.Agent) bool { return a.ID == j.Agent }) {
+			continue
+		}
+		out = append(out, runnerView{ID: j.ID, Name: j.Name, Agent: j.Agent, Joined: stamp(j.CreatedAt), Token: j.TokenHash[:min(12, len(j.TokenHash))]})
+	}
+	return out, nil
+}
+
+// revokeRunner is POST /p/{project}/runners/{runner}/revoke: the owner ends
+// a joined runner's token at once. Only the owner who joined it can.
+func (h *Handler) revokeRunner(w http.ResponseWriter, r *http.Request) {
+	me, p, _, ok := h.projectPage(w, r)
+	if !ok || !h.ownerForm(w, r, me) {
+		return
+	}
+	j, err := h.cfg.Store.RevokeJoinedRunner(r.Context(), me.Owner, r.PathValue("runner"))
+	if errors.Is(err, oauthstate.ErrNotFound) {
+		infoOf(r).outcome = "refused_by_rules"
+		h.ownersRefused(w, r, me, p, "you have no such joined runner.")
+		return
+	}
+	if err == nil {
+		h.cfg.Log.InfoContext(r.Context(), "runner revoked", "owner", me.Owner, "agent", j.Agent, "runner", j.ID)
+	}
+	h.ownersChanged(w, r, me, p, err, "runner_revoked", "../../owners?done=runner")
 }
