@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -382,6 +383,26 @@ func (h *Handler) revokeRunner(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil {
 		h.cfg.Log.InfoContext(r.Context(), "runner revoked", "owner", me.Owner, "agent", j.Agent, "runner", j.ID)
+		err = h.auditRunnerRevoked(r, me, j)
 	}
 	h.ownersChanged(w, r, me, p, err, "runner_revoked", "../../owners?done=runner")
+}
+
+// auditRunnerRevoked records the revocation in the trail of each project of
+// the runner's agent, as the token's minting was.
+func (h *Handler) auditRunnerRevoked(r *http.Request, me session.Session, j oauthstate.JoinedRunner) error {
+	if h.cfg.Service == nil {
+		return nil
+	}
+	ag, err := h.cfg.Service.Store.Agent(r.Context(), j.Agent)
+	if err != nil {
+		return err
+	}
+	now := h.now().UTC()
+	entries := make([]audit.Entry, 0, len(ag.Projects))
+	for _, project := range ag.Projects {
+		entries = append(entries, audit.Entry{At: now, Project: project, Action: audit.TokenRevoked, Actor: me.Owner, Via: decidedVia(audit.ViaOwners, me),
+			Detail: fmt.Sprintf("agent token %s… of runner %s (%q) revoked", j.TokenHash[:min(12, len(j.TokenHash))], j.ID, j.Name), Key: "runner-revoke#" + j.ID})
+	}
+	return h.cfg.Service.Store.AppendAudit(context.WithoutCancel(r.Context()), entries...)
 }
