@@ -69,6 +69,9 @@ func main() {
 			os.Exit(2)
 		}
 	}
+	if j, err := runner.LoadJoined(cfg.StateDir, cfg.PrickleURL); err == nil && !cfg.TokenConfigured() && cfg.Agent == "" {
+		cfg.Agent = j.Agent // the agent the login joined, in the runner's output
+	}
 	if err := runner.Serve(ctx, cfg, out); err != nil {
 		out.Error("prickle-runner stopped", "error", err.Error())
 		stop()
