@@ -1,6 +1,7 @@
 // Command oauth is the Lambda function behind Prickle's OAuth 2.1
 // authorization server: metadata, client registration, the
-// owner's consent, tokens and the connected-clients page.
+// owner's consent, tokens, the connected-clients page, and the device
+// grant by which prickle-runner login joins a runner to an agent.
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"github.com/useprickle/prickle/shared/aws/settings"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/owners/oauth"
+	"github.com/useprickle/prickle/shared/team/mint"
 )
 
 func main() { lambdahttp.Run(build) }
@@ -34,5 +36,6 @@ func build(ctx context.Context, log *slog.Logger) (http.Handler, error) {
 		return nil, errors.Join(errors.New("oauth: session keys"), err)
 	}
 	st := store.FromEnv()
-	return oauth.New(oauth.Config{BaseURL: base, Grants: st, Directory: st, Keys: keys, Documents: oauth.NewDocuments(false), Log: log})
+	return oauth.New(oauth.Config{BaseURL: base, Grants: st, Directory: st, Keys: keys, Documents: oauth.NewDocuments(false),
+		Device: &oauth.DeviceConfig{Store: st, Mint: mint.New(st)}, Log: log})
 }

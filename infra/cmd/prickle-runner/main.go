@@ -6,6 +6,11 @@
 //	go install github.com/useprickle/prickle/infra/cmd/prickle-runner@latest
 //	prickle-runner --config runner.yaml
 //
+// `prickle-runner login <Prickle URL>` joins the runner to one of its
+// owner's agents by the owner's sign-in (a short code and a link; OAuth 2.0
+// device authorization) and keeps the agent token in the state folder
+// (0600); a start with no token configured and none kept does the same first.
+//
 // `prickle-runner hook` is Claude Code's PreToolUse hook inside a run the
 // runner started (the claude template installs it); it is not run by hand.
 //
@@ -14,11 +19,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/useprickle/prickle/infra/cmd/prickle-runner/runner"
@@ -40,6 +49,9 @@ func main() {
 		stop()
 		os.Exit(code)
 	}
+	if len(os.Args) > 1 && os.Args[1] == runner.LoginCommand {
+		os.Exit(login(os.Args[2:]))
+	}
 	configPath := flag.String("config", "runner.yaml", "the runner's configuration file (see runner.example.yaml)")
 	flag.Parse()
 	out := slog.New(slog.NewJSONHandler(os.Stdout, nil))
@@ -50,9 +62,77 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if _, err := cfg.Token(); errors.Is(err, runner.ErrNotJoined) && !cfg.TokenConfigured() {
+		// The first start with no token: join by the owner's sign-in, then run.
+		if err := joinAndKeep(ctx, cfg.PrickleURL, cfg.StateDir, ""); err != nil {
+			out.Error("prickle-runner cannot start", "error", err.Error())
+			os.Exit(2)
+		}
+	}
+	if j, err := runner.LoadJoined(cfg.StateDir, cfg.PrickleURL); err == nil && !cfg.TokenConfigured() && cfg.Agent == "" {
+		cfg.Agent = j.Agent // the agent the login joined, in the runner's output
+	}
 	if err := runner.Serve(ctx, cfg, out); err != nil {
 		out.Error("prickle-runner stopped", "error", err.Error())
 		stop()
 		os.Exit(1)
 	}
+}
+
+// login is `prickle-runner login [<Prickle URL>] [--config runner.yaml] [--state-dir DIR] [--name NAME]`.
+// The URL and the state folder default to the config's, when there is one.
+func login(args []string) int {
+	fs := flag.NewFlagSet("prickle-runner login", flag.ContinueOnError)
+	configPath := fs.String("config", "runner.yaml", "the runner's configuration file, for its prickle_url and state_dir (if it exists)")
+	stateDir := fs.String("state-dir", "", "where to keep the token (default: the config's state_dir, else ~/.prickle-runner/state)")
+	name := fs.String("name", "", "what your owner sees of this machine (default: its host name)")
+	base := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		base, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if base == "" && fs.NArg() > 0 {
+		base = fs.Arg(0)
+	}
+	if _, err := os.Stat(*configPath); err == nil {
+		cfg, err := runner.LoadConfig(*configPath)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "prickle-runner login:", err)
+			return 2
+		}
+		base = cmp.Or(base, cfg.PrickleURL)
+		*stateDir = cmp.Or(*stateDir, cfg.StateDir)
+	}
+	if base == "" {
+		fmt.Fprintln(os.Stderr, "usage: prickle-runner login <Prickle URL> [--state-dir DIR] [--name NAME]")
+		return 2
+	}
+	if *stateDir == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			*stateDir = home + "/.prickle-runner/state"
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := joinAndKeep(ctx, base, *stateDir, *name); err != nil {
+		fmt.Fprintln(os.Stderr, "prickle-runner login:", err)
+		return 1
+	}
+	return 0
+}
+
+// joinAndKeep runs the login and keeps its token in stateDir.
+func joinAndKeep(ctx context.Context, base, stateDir, name string) error {
+	j, err := runner.Login{PrickleURL: base, Name: name, Out: os.Stderr}.Run(ctx)
+	if err != nil {
+		return err
+	}
+	if err := runner.SaveJoined(stateDir, j); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "Joined: this machine runs %s (runner %s). Its token is kept in %s (mode 0600); your owner can revoke it on the owners page.\n",
+		j.Agent, j.RunnerID, runner.JoinedPath(stateDir))
+	return nil
 }

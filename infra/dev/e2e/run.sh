@@ -16,7 +16,8 @@
 #   runner/       prickle-runner (built from infra/cmd/prickle-runner) in webhook and pull mode starting the real Claude Code
 #                 per wake-up (stand-in Messages API), and the real Codex through codex-run (stand-in Responses API),
 #                 the owner deciding in Chromium  node --test
-#   oauth/        the TS SDK's auth() (discovery, registration, PKCE, token) with Chromium as the owner  node --test
+#   oauth/        the TS SDK's auth() (discovery, registration, PKCE, token) with Chromium as the owner, and
+#                 prickle-runner login (the device grant) allowed in Chromium, then revoked  node --test
 #   pages/        sign-in, Team Pulse, board, task pages, tool reference in Chromium + axe-core; runs last (moves seeded tasks)  node --test
 # and stops the stack (its whole process group) on exit. Logs: $ARTIFACTS (default infra/dev/e2e/artifacts).
 #

@@ -41,6 +41,7 @@ import (
 	"github.com/useprickle/prickle/shared/owners/web"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/admin"
+	"github.com/useprickle/prickle/shared/team/mint"
 )
 
 // localParams are the template parameters of the local stack.
@@ -245,7 +246,8 @@ func (e *environment) handler(ctx context.Context, log *slog.Logger, baseURL str
 	// The OAuth authorization server; PRICKLE_OAUTH_LOOPBACK_DOCUMENTS=1 lets
 	// client ID metadata documents be served on http://127.0.0.1 (the e2e's).
 	authz, err := oauth.New(oauth.Config{BaseURL: baseURL, Grants: e.store, Directory: e.store, Keys: keys,
-		Documents: oauth.NewDocuments(os.Getenv("PRICKLE_OAUTH_LOOPBACK_DOCUMENTS") == "1"), Log: log.With("function", "oauth")})
+		Documents: oauth.NewDocuments(os.Getenv("PRICKLE_OAUTH_LOOPBACK_DOCUMENTS") == "1"),
+		Device:    &oauth.DeviceConfig{Store: e.store, Mint: mint.New(e.store)}, Log: log.With("function", "oauth")})
 	if err != nil {
 		return nil, err
 	}

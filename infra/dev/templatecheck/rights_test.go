@@ -49,8 +49,9 @@ var need = map[string]Rights{
 	"WebFunction": {Reads: []string{directory, tasks, steps, pulse, oauth}, Writes: []string{directory, tasks, steps, oauth}, Publishes: true, Secrets: true},
 	// oauth keeps clients, codes, refresh tokens and consents
 	// (oauth), stores access tokens and new agents and reads sessions
-	// (directory, TOKEN#, AGENT# and membership keys), and reads the signing key for session cookies.
-	"OauthFunction": {Reads: []string{directory, oauth}, Writes: []string{directory, oauth}, Secrets: true},
+	// (directory, TOKEN#, AGENT# and membership keys), and reads the signing key for session cookies;
+	// a runner joined by the device grant gets an agent token with its audit entry (tasks, AUDIT# keys only).
+	"OauthFunction": {Reads: []string{directory, oauth}, Writes: []string{directory, oauth, tasks}, Secrets: true},
 	// slack decides steps and results from Slack's buttons as web does; its
 	// one directory write is its replay markers (PutItem on SLACKREQ# keys only).
 	"SlackFunction": {Reads: []string{directory, tasks, steps}, Writes: []string{directory, tasks, steps}, Publishes: true, Secrets: true},

@@ -99,3 +99,44 @@ const (
 	RegistrationsPerNetwork = 20
 	RegistrationsOverall    = 500
 )
+
+// Record kinds of the device authorization grant (RFC 8628), by which a
+// runner joins its agent: the device code the runner polls with, the user
+// code the owner confirms (single use), and the owner's decision, kept by
+// the device code's hash. Each is stored by the SHA-256 of its secret.
+const (
+	KindDevice         = "device"
+	KindUserCode       = "usercode"
+	KindDeviceDecision = "devicedecision"
+)
+
+// JoinedRunner is a machine that joined an agent by its owner's sign-in
+// (the device grant): the agent token it received is known by its hash.
+type JoinedRunner struct {
+	ID        string
+	Owner     string
+	Agent     string
+	Name      string // the name (host) the runner sent, as the owner saw it
+	TokenHash string
+	CreatedAt time.Time
+	Revoked   bool
+}
+
+// Runners is what the owners page needs to list and revoke joined runners.
+type Runners interface {
+	// OwnerJoinedRunners lists the runners joined to the owner's agents, newest first.
+	OwnerJoinedRunners(ctx context.Context, owner string) ([]JoinedRunner, error)
+	// RevokeJoinedRunner marks an owner's joined runner revoked and revokes its
+	// token at once; another owner's runner, or an unknown id, is ErrNotFound.
+	RevokeJoinedRunner(ctx context.Context, owner, id string) (JoinedRunner, error)
+}
+
+// DeviceStore is what the device grant stores beyond Store.
+type DeviceStore interface {
+	Runners
+	PutJoinedRunner(ctx context.Context, r JoinedRunner) error
+	// AllowOAuthAttempt counts one attempt on a counter (a device request from
+	// a network, a code tried by an owner, a poll of a device code) in the
+	// current window of that length, refusing past max.
+	AllowOAuthAttempt(ctx context.Context, counter string, max int, window time.Duration, now time.Time) (bool, error)
+}

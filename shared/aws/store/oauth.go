@@ -21,6 +21,10 @@ import (
 //	grant   GRANT#<id>                 sk GRANT   (a consent: owner, agent, client; owner +
 //	                                              created_at feed by_owner)
 //	rate    OAUTHRATE#<network|all>    sk <window start>  (registration counts; ttl)
+//	runner  RUNNER#<id>                sk RUNNER  (a runner joined by the device grant: owner,
+//	                                              agent, name, token hash; owner + created_at
+//	                                              feed by_owner)
+//	count   OAUTHCOUNT#<counter>       sk <window start>  (device grant attempts; ttl)
 //
 // Access tokens live in the directory (TOKEN#<sha256>, kind oauth), where
 // every MCP function already looks tokens up.
@@ -245,8 +249,9 @@ func (s *Store) OwnerOAuthConnections(ctx context.Context, owner string) ([]oaut
 	in := &dynamodb.QueryInput{
 		TableName: aws.String(s.tables.OAuth), IndexName: aws.String(byOwnerIndex),
 		KeyConditionExpression:    aws.String("#owner = :owner"),
+		FilterExpression:          aws.String("sk = :sk"),
 		ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":owner": stringValue(owner)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":owner": stringValue(owner), ":sk": stringValue(oauthGrantSK)},
 		ScanIndexForward:          aws.Bool(false),
 	}
 	grants, err := queryAll(ctx, s.db, in, func(r oauthGrantRecord) oauthstate.Connection { return r.grant() })

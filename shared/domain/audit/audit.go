@@ -39,6 +39,9 @@ const (
 	ViaWebhook = "wake-up webhook"
 	// ViaRunner is a runner's report: its run ended, with what it spent.
 	ViaRunner = "prickle-runner"
+	// ViaRunnerLogin is an agent token an owner gave a runner by signing in
+	// (prickle-runner login, the device authorization grant).
+	ViaRunnerLogin = "runner login"
 )
 
 // ViaWakeup is how a run token minted at the claim of a pull wake-up came: "wake-up wk_…".

@@ -144,6 +144,12 @@ type pageView struct {
 	Agents                     []agentChoice
 	Projects                   []string
 	Grants                     []oauthstate.Connection
+	// The device grant's pages: the user code, where sign-in comes back
+	// to, how long codes last, the runner's name and what was decided.
+	Code, Next, RunnerName, Agent string
+	DeviceHash                    string
+	Minutes                       int
+	Allowed                       bool
 }
 
 // consentPage is GET /oauth/consent/{id}: the client, where it sends the

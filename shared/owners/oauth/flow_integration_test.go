@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,11 +27,19 @@ import (
 	"github.com/useprickle/prickle/shared/auth/session"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/aws/store/storetest"
+	"github.com/useprickle/prickle/shared/domain/event"
+	"github.com/useprickle/prickle/shared/jobs/runnerapi"
 	"github.com/useprickle/prickle/shared/owners/oauth"
 	"github.com/useprickle/prickle/shared/owners/web"
 	"github.com/useprickle/prickle/shared/team"
 	"github.com/useprickle/prickle/shared/team/admin"
+	"github.com/useprickle/prickle/shared/team/mint"
 )
+
+// noEvents drops the events the model spend would publish.
+type noEvents struct{}
+
+func (noEvents) Publish(context.Context, ...event.Event) error { return nil }
 
 const redirectURI = "http://127.0.0.1:9/callback"
 
@@ -42,6 +51,27 @@ type stack struct {
 	st     *store.Store
 	cookie *http.Cookie
 	http   *http.Client
+	keys   session.Keys
+	// clock is the authorization server's: tests move it past intervals and lifetimes.
+	clock *offsetClock
+}
+
+// offsetClock is the real clock moved forward by what tests advance.
+type offsetClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *offsetClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+func (c *offsetClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
 }
 
 func newStack(t *testing.T) *stack {
@@ -74,18 +104,23 @@ func newStack(t *testing.T) *stack {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := oauth.New(oauth.Config{BaseURL: srv.URL, Grants: st, Directory: st, Keys: keys, Documents: oauth.NewDocuments(true), Log: log})
+	clock := &offsetClock{}
+	s, err := oauth.New(oauth.Config{BaseURL: srv.URL, Grants: st, Directory: st, Keys: keys, Documents: oauth.NewDocuments(true),
+		Device: &oauth.DeviceConfig{Store: st, Mint: mint.New(st)}, Log: log, Now: clock.now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.Handle("/oauth/", s)
+	// The runner API, where a joined runner claims its agent's wake-ups.
+	h.Handle("/runner/", runnerapi.New(runnerapi.Config{Tokens: st, Queue: st, Runs: adm, Spend: team.NewModelSpend(st, noEvents{}, log),
+		Settings: team.New(st), Log: log, Poll: 50 * time.Millisecond}))
 	h.Handle("/.well-known/", s)
 	h.Handle("/", web.New(web.Config{Store: st, Signer: link.Signer{Key: key}, BaseURL: srv.URL, Log: log}))
 	ck, err := keys.Start(ctx, st, httptest.NewRequest(http.MethodGet, srv.URL, nil), "alice", session.ViaEmail, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{t: t, srv: srv, st: st, cookie: ck,
+	return &stack{t: t, srv: srv, st: st, cookie: ck, keys: keys, clock: clock,
 		http: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 

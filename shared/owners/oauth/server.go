@@ -55,8 +55,10 @@ type Config struct {
 	Keys      session.Keys
 	// Documents fetches client ID metadata documents; nil refuses URL client ids.
 	Documents *Documents
-	Log       *slog.Logger
-	Now       func() time.Time
+	// Device turns on the device authorization grant (prickle-runner login); nil leaves it off.
+	Device *DeviceConfig
+	Log    *slog.Logger
+	Now    func() time.Time
 }
 
 // Server is the authorization server's HTTP handler.
@@ -112,6 +114,14 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /oauth/consent/{id}", s.decide)
 	s.mux.HandleFunc("POST /oauth/token", s.token)
 	s.mux.HandleFunc("OPTIONS /oauth/token", s.preflight)
+	if cfg.Device != nil {
+		if cfg.Device.Store == nil || cfg.Device.Mint == nil {
+			return nil, errors.New("oauth: the device grant needs its store and a minter")
+		}
+		s.mux.HandleFunc("POST /oauth/device_authorization", s.deviceAuthorization)
+		s.mux.HandleFunc("GET /oauth/device", s.devicePage)
+		s.mux.HandleFunc("POST /oauth/device", s.deviceDecide)
+	}
 	s.mux.HandleFunc("GET /oauth/clients", s.clientsPage)
 	s.mux.HandleFunc("POST /oauth/clients/{grant}/revoke", s.revoke)
 	return s, nil
@@ -135,20 +145,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // metadata is RFC 8414's document: only what Prickle supports.
 func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	b := s.cfg.BaseURL
-	writeJSON(w, http.StatusOK, map[string]any{
+	grants := []string{"authorization_code", "refresh_token"}
+	doc := map[string]any{
 		"issuer":                                b,
 		"authorization_endpoint":                b + "/oauth/authorize",
 		"token_endpoint":                        b + "/oauth/token",
 		"registration_endpoint":                 b + "/oauth/register",
 		"response_types_supported":              []string{"code"},
 		"response_modes_supported":              []string{"query"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"grant_types_supported":                 grants,
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{"none"},
 		"scopes_supported":                      []string{oauthresource.Scope},
 		"client_id_metadata_document_supported": s.cfg.Documents != nil,
 		"service_documentation":                 b + "/docs/reference/mcp-tools",
-	})
+	}
+	if s.cfg.Device != nil {
+		doc["grant_types_supported"] = append(grants, DeviceGrantType)
+		doc["device_authorization_endpoint"] = b + "/oauth/device_authorization"
+	}
+	writeJSON(w, http.StatusOK, doc)
 }
 
 // preflight lets browser-based clients call registration and the token endpoint.
@@ -215,6 +231,10 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	sess := &fosite.DefaultSession{}
 	if err := r.ParseForm(); err != nil {
 		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(sess), fosite.ErrInvalidRequest.WithHint("The form could not be read."))
+		return
+	}
+	if s.cfg.Device != nil && r.PostForm.Get("grant_type") == DeviceGrantType {
+		s.deviceToken(w, r)
 		return
 	}
 	if err := s.checkResource(r.PostForm); err != nil {

@@ -157,8 +157,9 @@ const nextCookie = "prickle_next"
 
 // returnPath is what a return path may be, relative to the site root: an
 // approval link's page or a cap link's (a token is base64url "." base64url),
-// or an OAuth consent page (the flow resumes after the sign-in link).
-var returnPath = regexp.MustCompile(`^(?:[ac]/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+|oauth/consent/[A-Za-z0-9_-]{1,64})$`)
+// an OAuth consent page (the flow resumes after the sign-in link), or the
+// device page of prickle-runner login, with its user code.
+var returnPath = regexp.MustCompile(`^(?:[ac]/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+|oauth/consent/[A-Za-z0-9_-]{1,64}|oauth/device(?:\?code=[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4})?)$`)
 
 // maxReturnPath bounds a remembered return path, as every stored input is bounded.
 const maxReturnPath = 3000

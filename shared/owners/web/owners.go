@@ -103,6 +103,8 @@ type ownersView struct {
 	Form        budgetView
 	Notice      string
 	NoticeClass string
+	// Runners are the signed-in owner's live joined runners of this project's agents.
+	Runners []runnerView
 }
 
 // GrantList feeds the grant-list template.
@@ -157,6 +159,7 @@ var ownersNotices = map[string]string{
 	"revoked": noticeRevoked,
 	"budget":  "Budget saved.",
 	"cap":     "Cap saved: it applies from now; an agent under its new cap starts its waiting work at once.",
+	"runner":  "Runner revoked: its token no longer works, so its next claim or call is refused.",
 }
 
 // noticeRevoked is said by the owners page and the task page after a grant is revoked.
@@ -186,6 +189,9 @@ func (h *Handler) ownersViewOf(r *http.Request, me session.Session, p team.Proje
 		return nil, err
 	}
 	if v.Models, err = h.ownersSpendOf(ctx, me, agents); err != nil {
+		return nil, err
+	}
+	if v.Runners, err = h.joinedRunnersOf(r, me, agents); err != nil {
 		return nil, err
 	}
 	limits := map[string]budget.Budget{}

@@ -8,11 +8,14 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/useprickle/prickle/shared/auth/identity"
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
+	"github.com/useprickle/prickle/shared/domain/audit"
 	"github.com/useprickle/prickle/shared/domain/budget"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/team"
@@ -36,6 +39,66 @@ func (e *roomEnv) push(taskID, branch, toolUseID string) team.RequestStepOutput 
 }
 
 func runOwners(t *testing.T, newStore func(t *testing.T) roomBackend) {
+	t.Run("owners page: joined runners are listed, and only their owner revokes them, same-origin with the form token", func(t *testing.T) {
+		e := newRoomEnv(t, newStore(t))
+		ctx := context.Background()
+		secret := "prk_a_joined-runner-secret"
+		hash := identity.Hash(secret)
+		if ts, ok := e.store.(interface {
+			PutToken(context.Context, identity.Token) error
+		}); ok {
+			if err := ts.PutToken(ctx, identity.Token{Hash: hash, Kind: identity.KindAgent, Agent: "alice/writer", CreatedAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.store.PutJoinedRunner(ctx, oauthstate.JoinedRunner{ID: "rnr_one", Owner: "alice", Agent: "alice/writer", Name: "<b>laptop</b>",
+			TokenHash: hash, CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		alice := e.signIn("alice")
+		page := alice.get("/p/website-v2/owners")
+		if !strings.Contains(page.raw, `data-runner="rnr_one"`) || !strings.Contains(page.raw, "&lt;b&gt;laptop&lt;/b&gt;") || !strings.Contains(page.raw, "runs <strong>alice/writer</strong>") {
+			t.Fatalf("alice's owners page does not list her runner, escaped:\n%s", page.raw)
+		}
+		bob := e.signIn("bob")
+		bobPage := bob.get("/p/website-v2/owners")
+		if strings.Contains(bobPage.raw, `data-runner="rnr_one"`) {
+			t.Errorf("bob's owners page lists alice's runner")
+		}
+		if r := bob.do(http.MethodPost, "/p/website-v2/runners/rnr_one/revoke", url.Values{"csrf": {formToken(t, bobPage)}}); r.status != http.StatusConflict {
+			t.Errorf("bob revoking alice's runner = %d, want 409", r.status)
+		}
+		if r := alice.do(http.MethodPost, "/p/website-v2/runners/rnr_one/revoke", nil); r.status != http.StatusForbidden {
+			t.Errorf("revoke without the form token = %d, want 403", r.status)
+		}
+		if page := alice.get("/p/website-v2/owners"); !strings.Contains(page.raw, `data-runner="rnr_one"`) {
+			t.Fatalf("a refused revocation revoked")
+		}
+		r := alice.do(http.MethodPost, "/p/website-v2/runners/rnr_one/revoke", url.Values{"csrf": {formToken(t, page)}})
+		if r.status != http.StatusSeeOther || r.header.Get("Location") != "../../owners?done=runner" {
+			t.Fatalf("revoke = %d %s:\n%s", r.status, r.header.Get("Location"), r.text)
+		}
+		page = alice.get("/p/website-v2/owners?done=runner")
+		if strings.Contains(page.raw, `data-runner="rnr_one"`) || !strings.Contains(page.text, "Runner revoked") {
+			t.Fatalf("after revoking:\n%s", page.text)
+		}
+		if tl, ok := e.store.(interface {
+			TokenByHash(context.Context, string) (identity.Token, error)
+		}); ok {
+			if tok, err := tl.TokenByHash(ctx, hash); err != nil || !tok.Revoked {
+				t.Fatalf("the runner's token after Revoke: %+v %v, want revoked", tok, err)
+			}
+		}
+		trail, err := e.store.ProjectAudit(ctx, "website-v2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(trail, func(en audit.Entry) bool {
+			return en.Action == audit.TokenRevoked && en.Actor == "alice" && strings.Contains(en.Detail, "rnr_one")
+		}) {
+			t.Errorf("no token_revoked entry by alice for rnr_one in %+v", trail)
+		}
+	})
 	t.Run("task page: approve with a pattern grant, later pushes are allowed, revoking asks again", func(t *testing.T) {
 		e := newRoomEnv(t, newStore(t))
 		tk := e.workingTask("tsk_grant", "alice/writer", "bob/reviewer")

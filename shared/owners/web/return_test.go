@@ -6,7 +6,7 @@ import (
 )
 
 // TestValidReturn: a sign-in comes back only to an approval page or an
-// OAuth consent page, never to another path or another site.
+// OAuth consent page or the device page of prickle-runner login, never to another path or another site.
 func TestValidReturn(t *testing.T) {
 	for _, c := range []struct {
 		next string
@@ -21,6 +21,12 @@ func TestValidReturn(t *testing.T) {
 		{"//evil.example/oauth/consent/x", false},
 		{"https://evil.example/a/x.y", false},
 		{"p/website-v2", false},
+		{"oauth/device", true},
+		{"oauth/device?code=BCDF-GHJK", true},
+		{"oauth/device?code=bcdf-ghjk", false},
+		{"oauth/device?code=BCDF-GHJK&next=//evil.example", false},
+		{"oauth/device?code=BCDF-GHJKL", false},
+		{"oauth/device/../../evil", false},
 	} {
 		if got := validReturn(c.next); got != c.want {
 			t.Errorf("validReturn(%q) = %v, want %v", c.next, got, c.want)

@@ -39,6 +39,7 @@ type roomBackend interface {
 	web.Store
 	team.ModelSpendStore
 	PutOAuthConnection(ctx context.Context, g oauthstate.Connection) error
+	PutJoinedRunner(ctx context.Context, r oauthstate.JoinedRunner) error
 }
 
 // The room's directory: website-v2 (alice, bob) and mobile-app (carol).

@@ -106,6 +106,8 @@ type Store interface {
 	// owner's sessions connected when the owner signs out everywhere.
 	OwnerOAuthConnections(ctx context.Context, owner string) ([]oauthstate.Connection, error)
 	RevokeOAuthConnection(ctx context.Context, id string) error
+	// The owners page lists the runners joined to the owner's agents and revokes them.
+	oauthstate.Runners
 	session.Markers
 	session.Sessions
 }
@@ -193,6 +195,7 @@ func New(cfg Config) *Handler {
 	h.mux.HandleFunc("GET /c/{token}", h.showCap)
 	h.mux.HandleFunc("POST /c/{token}", h.decideCap)
 	h.mux.HandleFunc("POST /p/{project}/grants/{grant}/revoke", h.revokeGrant)
+	h.mux.HandleFunc("POST /p/{project}/runners/{runner}/revoke", h.revokeRunner)
 	h.mux.HandleFunc("GET /p/{project}/audit.csv", h.auditExport)
 	h.mux.HandleFunc("GET /p/{project}/audit.json", h.auditExport)
 	h.mux.HandleFunc("GET /t/{task}", h.taskPage)

@@ -38,10 +38,16 @@ func New(s Store) *Tokens { return &Tokens{Store: s, Now: time.Now} }
 
 // AgentToken issues a long-lived token for an agent; the secret is shown once.
 func (a *Tokens) AgentToken(ctx context.Context, agentID string) (string, error) {
+	return a.AgentTokenBy(ctx, ByOperator, agentID)
+}
+
+// AgentTokenBy issues a long-lived token for an agent, minted by who the
+// audit trail names (the operator, or an owner joining a runner).
+func (a *Tokens) AgentTokenBy(ctx context.Context, by Minter, agentID string) (string, error) {
 	if _, err := a.Store.Agent(ctx, agentID); err != nil {
 		return "", fmt.Errorf("agent %s: %w", agentID, err)
 	}
-	return a.mint(ctx, ByOperator, identity.Token{Kind: identity.KindAgent, Agent: agentID})
+	return a.mint(ctx, by, identity.Token{Kind: identity.KindAgent, Agent: agentID})
 }
 
 // RevokeAgentTokens revokes every token of an agent, run tokens included.

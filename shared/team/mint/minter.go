@@ -25,3 +25,10 @@ func ByWebhook(eventID, reason string) Minter {
 func ByClaim(wakeupID, agent, reason string) Minter {
 	return Minter{Actor: task.System, Via: audit.ViaWakeup(wakeupID), For: fmt.Sprintf("claimed by a runner of %s for %s", agent, reason)}
 }
+
+// ByRunnerLogin is an owner joining a runner to their agent by signing in
+// (prickle-runner login, the device grant): the runner's name and id say
+// which machine holds the token.
+func ByRunnerLogin(owner, runnerID, name string) Minter {
+	return Minter{Actor: owner, Via: audit.ViaRunnerLogin, For: fmt.Sprintf("runner %s (%q) joined by its owner's sign-in", runnerID, name)}
+}

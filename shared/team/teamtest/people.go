@@ -17,15 +17,16 @@ import (
 // by Store.mu.
 type people struct {
 	owners    map[string]team.Owner
-	used      map[string]bool                  // sign-in nonce → used
-	asked     map[string]int                   // sign-in bound key → requests counted
-	live      map[string]map[string]bool       // owner → session id → recorded
-	connected map[string]oauthstate.Connection // OAuth grant id → grant
+	used      map[string]bool                    // sign-in nonce → used
+	asked     map[string]int                     // sign-in bound key → requests counted
+	live      map[string]map[string]bool         // owner → session id → recorded
+	connected map[string]oauthstate.Connection   // OAuth grant id → grant
+	joined    map[string]oauthstate.JoinedRunner // runner id → runner joined by the device grant
 }
 
 func newPeople() people {
 	return people{owners: map[string]team.Owner{}, used: map[string]bool{}, asked: map[string]int{}, live: map[string]map[string]bool{},
-		connected: map[string]oauthstate.Connection{}}
+		connected: map[string]oauthstate.Connection{}, joined: map[string]oauthstate.JoinedRunner{}}
 }
 
 // AddOwner seeds an owner, replacing any with the same name.

@@ -57,7 +57,8 @@ type Config struct {
 	PrickleURL string `yaml:"prickle_url"`
 	// Agent names the agent (owner/agent) in the runner's output; the token decides who it is.
 	Agent string `yaml:"agent"`
-	// The agent token, one of: a file holding it, an environment variable, or inline.
+	// The agent token, one of: a file holding it, an environment variable, or
+	// inline; with none, the token `prickle-runner login` kept in StateDir.
 	AgentTokenFile string `yaml:"agent_token_file"`
 	AgentTokenEnv  string `yaml:"agent_token_env"`
 	AgentToken     string `yaml:"agent_token"`
@@ -245,9 +246,24 @@ func (c Config) Project(slug string) (Project, bool) {
 	return p, ok
 }
 
-// Token reads the agent token from the file, the environment variable or the config, in that order.
+// Token reads the agent token from the file, the environment variable or
+// the config, in that order; with none of them set, the token
+// `prickle-runner login` kept in the state folder for this Prickle
+// (ErrNotJoined when there is none).
 func (c Config) Token() (string, error) {
+	if !c.TokenConfigured() {
+		j, err := LoadJoined(c.StateDir, c.PrickleURL)
+		if err != nil {
+			return "", fmt.Errorf("agent token: none of agent_token_file, agent_token_env, agent_token is set, and %w", err)
+		}
+		return j.Token, nil
+	}
 	return secretFrom("agent token", c.AgentTokenFile, c.AgentTokenEnv, c.AgentToken)
+}
+
+// TokenConfigured says whether the config names the agent token itself.
+func (c Config) TokenConfigured() bool {
+	return c.AgentTokenFile != "" || c.AgentTokenEnv != "" || c.AgentToken != ""
 }
 
 // WebhookSecret reads the wake webhook's signing secret the same way.

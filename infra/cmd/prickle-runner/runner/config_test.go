@@ -100,7 +100,7 @@ func TestSecrets(t *testing.T) {
 		{"inline", Config{AgentToken: "inline"}, "inline", ""},
 		{"empty file", Config{AgentTokenFile: empty}, "", "empty"},
 		{"unset env", Config{AgentTokenEnv: "RUNNER_TEST_UNSET"}, "", "RUNNER_TEST_UNSET"},
-		{"none", Config{}, "", "set a file"},
+		{"none, and no login kept", Config{StateDir: dir, PrickleURL: "http://127.0.0.1:3000"}, "", "prickle-runner login"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

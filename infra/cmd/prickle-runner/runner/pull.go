@@ -26,7 +26,7 @@ const (
 
 // Why a pull stops or an ack is refused.
 var (
-	ErrUnauthorized = errors.New("the agent token was refused (401/403): check agent_token")
+	ErrUnauthorized = errors.New("the agent token was refused (401/403): check agent_token, or, if this runner joined by prickle-runner login, its owner revoked it: log in again")
 	ErrNoPull       = errors.New("this Prickle has no pull endpoint (404 on /runner/claim)")
 	ErrStaleClaim   = errors.New("the claim is no longer current (409): the wake-up went back to be claimed again")
 	ErrUnknownWake  = errors.New("no such wake-up (404)")
