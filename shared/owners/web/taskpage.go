@@ -318,14 +318,7 @@ func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
 			_, err = h.cfg.Service.DecideResult(r.Context(), me.Owner, t.ID, r.PostForm.Get("round"), approve, msg, decidedVia(audit.ViaPage, me))
 		}
 	}
-	var refusal *task.Refusal
-	if errors.As(err, &refusal) {
-		infoOf(r).outcome = "refused_by_rules"
-		h.taskRefused(w, r, me, http.StatusConflict, refusal.Msg)
-		return
-	}
-	if err != nil {
-		h.failed(w, r, err)
+	if h.taskFailed(w, r, me, err) {
 		return
 	}
 	infoOf(r).outcome = verdict
@@ -362,4 +355,20 @@ func (h *Handler) taskRefused(w http.ResponseWriter, r *http.Request, me session
 	}
 	v.Notice, v.NoticeClass = "Nothing was decided: "+why, "warn"
 	h.renderTask(w, r, status, v)
+}
+
+// taskFailed answers a task page's POST whose decision or review failed: a
+// refusal by the rules (409, its message), or an error; false when err is nil.
+func (h *Handler) taskFailed(w http.ResponseWriter, r *http.Request, me session.Session, err error) bool {
+	var refusal *task.Refusal
+	switch {
+	case errors.As(err, &refusal):
+		infoOf(r).outcome = "refused_by_rules"
+		h.taskRefused(w, r, me, http.StatusConflict, refusal.Msg)
+	case err != nil:
+		h.failed(w, r, err)
+	default:
+		return false
+	}
+	return true
 }

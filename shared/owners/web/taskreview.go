@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -55,14 +54,7 @@ func (h *Handler) reviewOnTask(w http.ResponseWriter, r *http.Request, me sessio
 		return
 	}
 	_, err = h.cfg.Service.ReviewOnBoard(r.Context(), me.Owner, decidedVia(audit.ViaPage, me), in)
-	var refusal *task.Refusal
-	if errors.As(err, &refusal) {
-		infoOf(r).outcome = "refused_by_rules"
-		h.taskRefused(w, r, me, http.StatusConflict, refusal.Msg)
-		return
-	}
-	if err != nil {
-		h.failed(w, r, err)
+	if h.taskFailed(w, r, me, err) {
 		return
 	}
 	infoOf(r).outcome = "review_" + verdict

@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/useprickle/prickle/shared/kit/wait"
 	"io"
 	"net/http"
 	"net/url"
@@ -133,7 +135,7 @@ func (l Login) Run(ctx context.Context) (Joined, error) {
 		l.HTTP = &http.Client{Timeout: 30 * time.Second}
 	}
 	if l.Sleep == nil {
-		l.Sleep = sleepCtx
+		l.Sleep = wait.For
 	}
 	if l.Now == nil {
 		l.Now = time.Now
@@ -153,9 +155,9 @@ func (l Login) Run(ctx context.Context) (Joined, error) {
 		return Joined{}, fmt.Errorf("%s has no device login (its OAuth server is off, or it is older): use agent_token_file or agent_token_env", base)
 	}
 	if status != http.StatusOK || dev.DeviceCode == "" || dev.UserCode == "" {
-		return Joined{}, fmt.Errorf("%s refused the login (HTTP %d): %s", base, status, cmpStr(dev.Description, dev.Error))
+		return Joined{}, fmt.Errorf("%s refused the login (HTTP %d): %s", base, status, cmp.Or(dev.Description, dev.Error))
 	}
-	link := cmpStr(dev.VerificationURIComplete, dev.VerificationURI)
+	link := cmp.Or(dev.VerificationURIComplete, dev.VerificationURI)
 	fmt.Fprintf(l.Out, "To let this machine run one of your agents, open this link, sign in and allow:\n\n    %s\n\nand check that the page shows the code  %s  (it works once, for %d minutes).\n",
 		link, dev.UserCode, max(dev.ExpiresIn/60, 1))
 	interval := time.Duration(max(dev.Interval, 5)) * time.Second
@@ -183,7 +185,7 @@ func (l Login) Run(ctx context.Context) (Joined, error) {
 		case tok.Error == "expired_token":
 			return Joined{}, errors.New("the code expired before the owner allowed it: run prickle-runner login again")
 		default:
-			return Joined{}, fmt.Errorf("%s refused the login (HTTP %d): %s", base, status, cmpStr(tok.Description, tok.Error))
+			return Joined{}, fmt.Errorf("%s refused the login (HTTP %d): %s", base, status, cmp.Or(tok.Description, tok.Error))
 		}
 	}
 }
@@ -203,22 +205,4 @@ func (l Login) post(ctx context.Context, u string, form url.Values) (int, device
 	var a deviceAnswer
 	_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&a)
 	return resp.StatusCode, a, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-func cmpStr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
