@@ -14,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -209,9 +211,10 @@ func agentRunWith(ctx context.Context, t agentTemplate, r *agentRun, e agentEnv,
 			return 2
 		}
 		log.Info("agent session", "cli", t.name(), "session", r.sessionID, "resumed", r.resume)
-		tail := &tailBuffer{max: tailSize}
-		code = runCLI(ctx, r, t.argv(r, prompt), io.MultiWriter(stdout, tail), stderr)
-		u, ok := t.usage(tail.buf, r)
+		tail := &lockedTail{t: tailBuffer{max: tailSize}}
+		reported := func() bool { _, ok := t.usage(tail.bytes(), r); return ok }
+		code = runCLI(ctx, r, t.argv(r, prompt), io.MultiWriter(stdout, tail), stderr, reported)
+		u, ok := t.usage(tail.bytes(), r)
 		if !ok {
 			if r.resume && ctx.Err() == nil && code != 0 {
 				log.Warn("the session could not be resumed; a new conversation starts", "session", r.sessionID, "exit_code", code)
@@ -268,9 +271,33 @@ func prepareHome(t agentTemplate, r *agentRun) error {
 	return nil
 }
 
+// lingerAfterResult is how long a CLI may go on after it has printed its
+// result (Qwen Code 0.24.4 lingers some 30 s) before it is ended.
+const lingerAfterResult = 3 * time.Second
+
+// lockedTail is a tailBuffer read while the CLI writes it.
+type lockedTail struct {
+	mu sync.Mutex
+	t  tailBuffer
+}
+
+func (l *lockedTail) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.t.Write(p)
+}
+
+func (l *lockedTail) bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]byte(nil), l.t.buf...)
+}
+
 // runCLI runs argv in r.dir with the run's environment and returns its
-// exit status; ctx's end (SIGTERM) is passed on as SIGTERM.
-func runCLI(ctx context.Context, r *agentRun, argv []string, stdout, stderr io.Writer) int {
+// exit status; ctx's end (SIGTERM) is passed on as SIGTERM. A CLI that
+// goes on lingerAfterResult after reported() says its result is out is
+// ended (SIGTERM) and counts as exiting 0.
+func runCLI(ctx context.Context, r *agentRun, argv []string, stdout, stderr io.Writer, reported func() bool) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = r.dir
 	cmd.Env = append(os.Environ(), r.env...)
@@ -282,18 +309,35 @@ func runCLI(ctx context.Context, r *agentRun, argv []string, stdout, stderr io.W
 		return 127
 	}
 	done := make(chan struct{})
+	var ended atomic.Bool
 	go func() {
-		select {
-		case <-ctx.Done():
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-		case <-done:
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		var since time.Time
+		for {
+			select {
+			case <-ctx.Done():
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				return
+			case <-done:
+				return
+			case <-tick.C:
+				switch {
+				case since.IsZero() && reported != nil && reported():
+					since = time.Now()
+				case !since.IsZero() && time.Since(since) > lingerAfterResult:
+					ended.Store(true)
+					_ = cmd.Process.Signal(syscall.SIGTERM)
+					return
+				}
+			}
 		}
 	}()
 	err := cmd.Wait()
 	close(done)
 	var exit *exec.ExitError
 	switch {
-	case err == nil:
+	case err == nil, ended.Load():
 		return 0
 	case errors.As(err, &exit):
 		if c := exit.ExitCode(); c >= 0 {
