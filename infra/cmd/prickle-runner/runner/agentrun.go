@@ -214,7 +214,12 @@ func agentRunWith(ctx context.Context, t agentTemplate, r *agentRun, e agentEnv,
 		tail := &lockedTail{t: tailBuffer{max: tailSize}}
 		reported := func() bool { _, ok := t.usage(tail.bytes(), r); return ok }
 		code = runCLI(ctx, r, t.argv(r, prompt), io.MultiWriter(stdout, tail), stderr, reported)
-		u, ok := t.usage(tail.bytes(), r)
+		out := tail.bytes()
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			// The runner reads the usage line as a line of its own (gemini ends without a newline).
+			_, _ = io.WriteString(stdout, "\n")
+		}
+		u, ok := t.usage(out, r)
 		if !ok {
 			if r.resume && ctx.Err() == nil && code != 0 {
 				log.Warn("the session could not be resumed; a new conversation starts", "session", r.sessionID, "exit_code", code)

@@ -56,7 +56,7 @@ func fakeCLI(t *testing.T, dir, out string) string {
 		"ls -l \"$QWEN_HOME/settings.json\" \"$GEMINI_CLI_HOME/.gemini/settings.json\" \"$COPILOT_HOME/settings.json\" 2>/dev/null | cut -c1-10 >> " + filepath.Join(dir, "modes.txt") + "\n" +
 		"for a in \"$@\"; do case $a in @*) ls -l \"${a#@}\" | cut -c1-10 >> " + filepath.Join(dir, "modes.txt") + "; cat \"${a#@}\" > " + filepath.Join(dir, "mcp-seen.json") + ";; esac; done\n" +
 		"prev=\"\"; for a in \"$@\"; do if [ \"$prev\" = --usage-output-file ]; then echo '{\"modelMetrics\":{\"m\":{\"requests\":{\"count\":1},\"usage\":{\"inputTokens\":'$((n*100))',\"outputTokens\":'$((n*10))'}}}}' > \"$a\"; fi; prev=$a; done\n" +
-		"echo \"" + strings.ReplaceAll(out, `"`, `\"`) + "\" | sed \"s/NN/$n/g\"\n"
+		"printf '%s' \"" + strings.ReplaceAll(out, `"`, `\"`) + "\" | sed \"s/NN/$n/g\"\n" // no newline at its end, as gemini
 	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +151,9 @@ func TestAgentRunResumesAndCountsEachRun(t *testing.T) {
 
 func usageLine(t *testing.T, out string) Usage {
 	t.Helper()
+	if u := templateUsage(TemplateGemini, []byte(out)); u == nil {
+		t.Errorf("the runner reads no usage in %s", out)
+	}
 	for _, l := range strings.Split(out, "\n") {
 		var line struct {
 			Msg   string `json:"msg"`
