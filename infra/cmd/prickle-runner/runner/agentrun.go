@@ -73,10 +73,12 @@ type tokens struct {
 type agentUsage struct {
 	SessionID  string
 	Cumulative bool
-	Model      string
-	Turns      int
-	DurationMS int64
-	Tokens     tokens
+	// TurnsCumulative: Turns counts the session's requests (copilot).
+	TurnsCumulative bool
+	Model           string
+	Turns           int
+	DurationMS      int64
+	Tokens          tokens
 }
 
 // agentSession is what agent-run keeps of the task's session (agent-<cli>.json
@@ -86,6 +88,7 @@ type agentSession struct {
 	Dir       string    `json:"dir"`
 	Runs      int       `json:"runs"`
 	Total     tokens    `json:"total"`
+	Turns     int       `json:"turns,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
@@ -235,6 +238,11 @@ func agentRunWith(ctx context.Context, t agentTemplate, r *agentRun, e agentEnv,
 		} else {
 			s.Total = tokens{Input: s.Total.Input + u.Tokens.Input, Output: s.Total.Output + u.Tokens.Output}
 		}
+		turns := u.Turns
+		if u.TurnsCumulative {
+			turns = max(u.Turns-s.Turns, 0)
+			s.Turns = u.Turns
+		}
 		s.UpdatedAt = time.Now().UTC()
 		if err := writeJSON(e.SessionDir, filepath.Base(statePath), s); err != nil {
 			log.Warn("task session's tokens not saved", "error", err.Error())
@@ -243,7 +251,7 @@ func agentRunWith(ctx context.Context, t agentTemplate, r *agentRun, e agentEnv,
 		if took == 0 {
 			took = time.Since(started).Milliseconds()
 		}
-		log.Info(AgentUsageMsg, "usage", Usage{InputTokens: run.Input, OutputTokens: run.Output, Turns: u.Turns, DurationMS: took, Model: u.Model})
+		log.Info(AgentUsageMsg, "usage", Usage{InputTokens: run.Input, OutputTokens: run.Output, Turns: turns, DurationMS: took, Model: u.Model})
 		break
 	}
 	return code

@@ -33,7 +33,7 @@ func TestAgentUsage(t *testing.T) {
 	}{
 		{TemplateQwen, qwenOut, agentUsage{SessionID: "s1", Cumulative: true, Model: "mock-model", Turns: 2, DurationMS: 1500, Tokens: tokens{462, 20}}},
 		{TemplateGemini, geminiOut, agentUsage{SessionID: "g1", Model: "gemini-2.5-flash", Turns: 2, Tokens: tokens{230, 15}}},
-		{TemplateCopilot, copilotOut, agentUsage{SessionID: "c1", Cumulative: true, Model: "mock-model", Turns: 4, Tokens: tokens{450, 40}}},
+		{TemplateCopilot, copilotOut, agentUsage{SessionID: "c1", Cumulative: true, TurnsCumulative: true, Model: "mock-model", Turns: 4, Tokens: tokens{450, 40}}},
 	}
 	for _, tt := range tests {
 		got, ok := agentTemplates[tt.cli].usage([]byte(tt.out), &agentRun{runDir: dir})
@@ -55,7 +55,7 @@ func fakeCLI(t *testing.T, dir, out string) string {
 		"n=$(wc -l < " + filepath.Join(dir, "argv.txt") + ")\n" +
 		"ls -l \"$QWEN_HOME/settings.json\" \"$GEMINI_CLI_HOME/.gemini/settings.json\" \"$COPILOT_HOME/settings.json\" 2>/dev/null | cut -c1-10 >> " + filepath.Join(dir, "modes.txt") + "\n" +
 		"for a in \"$@\"; do case $a in @*) ls -l \"${a#@}\" | cut -c1-10 >> " + filepath.Join(dir, "modes.txt") + "; cat \"${a#@}\" > " + filepath.Join(dir, "mcp-seen.json") + ";; esac; done\n" +
-		"prev=\"\"; for a in \"$@\"; do if [ \"$prev\" = --usage-output-file ]; then echo '{\"modelMetrics\":{\"m\":{\"requests\":{\"count\":1},\"usage\":{\"inputTokens\":'$((n*100))',\"outputTokens\":'$((n*10))'}}}}' > \"$a\"; fi; prev=$a; done\n" +
+		"prev=\"\"; for a in \"$@\"; do if [ \"$prev\" = --usage-output-file ]; then echo '{\"modelMetrics\":{\"m\":{\"requests\":{\"count\":'$n'},\"usage\":{\"inputTokens\":'$((n*100))',\"outputTokens\":'$((n*10))'}}}}' > \"$a\"; fi; prev=$a; done\n" +
 		"printf '%s' \"" + strings.ReplaceAll(out, `"`, `\"`) + "\" | sed \"s/NN/$n/g\"\n" // no newline at its end, as gemini
 	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestAgentRunResumesAndCountsEachRun(t *testing.T) {
 			}
 			for i, o := range outputs {
 				u := usageLine(t, o)
-				if u.InputTokens != 100 || u.OutputTokens != 10 {
+				if u.InputTokens != 100 || u.OutputTokens != 10 || (cli == TemplateCopilot && u.Turns != 1) {
 					t.Errorf("run %d reported %+v, want its own 100 in, 10 out", i, u)
 				}
 			}

@@ -134,7 +134,7 @@ func (copilotCLI) usage(stdout []byte, r *agentRun) (agentUsage, bool) {
 	if json.Unmarshal(b, &f) != nil || f.Models == nil {
 		return agentUsage{}, false
 	}
-	u := agentUsage{Cumulative: true}
+	u := agentUsage{Cumulative: true, TurnsCumulative: true}
 	best := int64(-1)
 	for name, m := range f.Models {
 		u.Tokens.Input += m.Usage.Input
