@@ -290,7 +290,9 @@ func holdDecision(ctx context.Context, steps Steps, token string, ask StepAsk, t
 			return ans, nil
 		}
 		deadline, ok := ctx.Deadline()
-		if ok && time.Until(deadline) < wait+gateStepTimeout {
+		// Another look may be followed by a take: both must end before the
+		// gate's limit, or an approval could be used by a call then denied.
+		if ok && time.Until(deadline) < wait+2*gateStepTimeout {
 			return ans, nil // still pending: deny while there is time to say so
 		}
 		t := time.NewTimer(wait)

@@ -26,7 +26,7 @@ func (qwenCLI) edits() bool { return false }
 func (qwenCLI) hookTimeout() time.Duration { return 55 * time.Second }
 
 // gateLimit: qwen runs a call whose hook has not answered after 60 s.
-func (qwenCLI) gateLimit() time.Duration { return 45 * time.Second }
+func (qwenCLI) gateLimit() time.Duration { return 50 * time.Second }
 
 func (qwenCLI) parse(b []byte) (gateCall, error) {
 	var h struct {
