@@ -104,11 +104,15 @@ function agentModel(sideOf) {
   };
 }
 
-/** The suite of one template (its own test file: each file has the runner suite's per-file timeout). */
-export function agentSuite(name) {
+/**
+ * The suite of one template (its own test file: each file has the runner suite's per-file timeout);
+ * part 'wait' is the call still pending past the gate's hold (agents-qwen-wait.test.mjs: qwen's hold is
+ * the shortest).
+ */
+export function agentSuite(name, part = 'main') {
   const cli = CLIS[name];
   // Two lanes at once (CI time): approve as alice/writer; refuse, then a crashed gate, as alice/builder.
-  describe(`prickle-runner, ${name} template: the gate asks the owner before the shell call`, { skip: skipUnlessStack(skipReason), timeout: 600_000, concurrency: true }, () => {
+  describe(`prickle-runner, ${name} template${part === 'wait' ? ' (a call still pending past the hold)' : ''}: the gate asks the owner before the shell call`, { skip: skipUnlessStack(skipReason), timeout: 600_000, concurrency: true }, () => {
     const base = stack?.url.replace(/\/mcp$/, '');
     let dir;
     let runnerBin;
@@ -178,6 +182,29 @@ export function agentSuite(name) {
     });
 
     after(() => assert.deepEqual(model?.errors.map((e) => e.message) || [], [], 'the stand-in model scripted every turn'));
+
+    if (part === 'wait') {
+      test('still pending past the hold: denied "still waiting", nothing runs; the owner approves later; the resumed run makes the same call, allowed once', async () => {
+        // Still pending when the hold ends: the call is denied "still waiting", nothing runs, the run ends;
+        // the owner approves later; the step_decided run is told the call, makes it again (worded afresh),
+        // and it is the same step, allowed once.
+        const w = await agentRunner('wait', 'alice/writer');
+        const waited = await handOff(`${name} wait`, 'alice/writer');
+        const asked = await pendingShell(waited);
+        const first = await w.runEnded(waited, 'task_routed');
+        assert.equal(first.exit_code, 0);
+        assert.equal(linesOf(sideOf(waited)), 0, 'nothing ran while the owner had not decided');
+        assert.ok(shellResultsOf(waited).some((t) => /still waiting/.test(t)), `the model was told to wait: ${JSON.stringify(shellResultsOf(waited))}`);
+        await decide(browser, await approvalLink(base, waited, asked.step_id), '#approve');
+        const resumedRun = await w.runEnded(waited, 'step_decided');
+        assert.equal(resumedRun.exit_code, 0);
+        assert.equal(linesOf(sideOf(waited)), 1, 'the approved call ran once, in the resumed run');
+        assert.deepEqual(admin(['steps', '--task', waited]).map((x) => [x.step_id, x.status]), [[asked.step_id, 'consumed']], 'the same step, used once');
+        assert.equal((await stepEmails(base, waited)).length, 1, 'the owner was asked once');
+        await w.stop();
+      });
+      return;
+    }
 
     test('approve: the gate holds the call while the owner decides; it runs exactly once; the next run continues the session', async () => {
       const r = await agentRunner('approve', 'alice/writer');
