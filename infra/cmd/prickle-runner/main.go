@@ -14,6 +14,9 @@
 // `prickle-runner hook` is Claude Code's PreToolUse hook inside a run the
 // runner started (the claude template installs it); it is not run by hand.
 //
+// `prickle-runner hook --cli <qwen|gemini|copilot>` is the gate of those
+// templates' runs, and `prickle-runner agent-run` what they start.
+//
 // `prickle-runner codex-run` is what the codex template starts for a run:
 // it hosts `codex app-server` and asks the owner before Codex's calls.
 package main
@@ -34,6 +37,18 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == runner.HookCommand && runner.AgentHookCLI(os.Args[2:]) != "" {
+		// The gate of the qwen, gemini and copilot templates: always one
+		// well-formed answer, a deny on any error (a crash is denied by the
+		// command that runs it).
+		os.Exit(runner.AgentHook(context.Background(), runner.AgentHookCLI(os.Args[2:]), os.Stdin, os.Stdout, os.Getenv))
+	}
+	if len(os.Args) > 1 && os.Args[1] == runner.AgentRunCommand {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := runner.AgentRunMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
 	if len(os.Args) > 1 && os.Args[1] == runner.HookCommand {
 		if err := runner.Hook(context.Background(), os.Stdin, os.Stdout, os.Getenv); err != nil {
 			slog.New(slog.NewJSONHandler(os.Stderr, nil)).Error("prickle-runner hook", "error", err.Error())

@@ -19,6 +19,9 @@ import (
 var CommandFields = map[string]string{
 	"Bash":         "command",
 	"exec_command": "command",
+	// Qwen Code's and Gemini CLI's shell tool, and Copilot CLI's.
+	"run_shell_command": "command",
+	"bash":              "command",
 }
 
 // Command returns the command line of a shell tool's input, and whether the

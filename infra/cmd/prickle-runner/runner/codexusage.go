@@ -96,7 +96,12 @@ func (u *codexUsage) report(took time.Duration) Usage {
 // from the end of its output: codex-run's last usage line (Claude Code's
 // result is read with the rest of it, see runAgent); nil when none.
 func templateUsage(template string, stdout []byte) *Usage {
-	if template != TemplateCodex {
+	msg := CodexUsageMsg
+	switch template {
+	case TemplateCodex:
+	case TemplateQwen, TemplateGemini, TemplateCopilot:
+		msg = AgentUsageMsg
+	default:
 		return nil
 	}
 	lines := bytes.Split(bytes.TrimSpace(stdout), []byte("\n"))
@@ -105,7 +110,7 @@ func templateUsage(template string, stdout []byte) *Usage {
 			Msg   string `json:"msg"`
 			Usage *Usage `json:"usage"`
 		}
-		if json.Unmarshal(bytes.TrimSpace(lines[i]), &l) == nil && l.Msg == CodexUsageMsg && l.Usage != nil {
+		if json.Unmarshal(bytes.TrimSpace(lines[i]), &l) == nil && l.Msg == msg && l.Usage != nil {
 			return l.Usage
 		}
 	}

@@ -28,6 +28,9 @@ const (
 	TemplateClaude  = "claude"  // Claude Code, pausing on a call its owner decides (Prickle's hook)
 	TemplateCodex   = "codex"   // Codex CLI (codex app-server, hosted by codex-run), Prickle asked before its calls
 	TemplateCommand = "command" // any command, with the run's details in its environment
+	TemplateQwen    = "qwen"    // Qwen Code through agent-run, Prickle's gate before its calls
+	TemplateGemini  = "gemini"  // Gemini CLI through agent-run, Prickle's gate before its calls
+	TemplateCopilot = "copilot" // GitHub Copilot CLI through agent-run, Prickle's gate before its calls
 )
 
 // DefaultAllowedTools are the tools a Claude Code run may call without asking:
@@ -99,9 +102,11 @@ type Pull struct {
 type Project struct {
 	Dir      string `yaml:"dir"`      // working directory of its runs (required)
 	Template string `yaml:"template"` // claude (default), codex or command
-	// Program overrides the executable of the claude and codex templates.
+	// Program overrides the executable of the claude, codex, qwen, gemini and copilot templates.
 	Program string `yaml:"program"`
-	// AllowedTools is Claude Code's --allowedTools (default DefaultAllowedTools).
+	// AllowedTools is Claude Code's --allowedTools (default DefaultAllowedTools);
+	// for qwen, gemini and copilot, the tools their gate lets pass unasked
+	// (default: Prickle's own and reading, in each CLI's names).
 	AllowedTools []string `yaml:"allowed_tools"`
 	// Args are added after the template's own arguments.
 	Args []string `yaml:"args"`
@@ -183,6 +188,9 @@ func (c *Config) defaults() {
 		if p.Template == TemplateClaude && p.AllowedTools == nil {
 			p.AllowedTools = DefaultAllowedTools
 		}
+		if p.AllowedTools == nil {
+			p.AllowedTools = agentAllowedTools[p.Template]
+		}
 		if p.Prompt == "" {
 			p.Prompt = DefaultPrompt
 		}
@@ -222,13 +230,13 @@ func (c Config) check() error {
 			return fmt.Errorf("project %s: dir is required", slug)
 		}
 		switch p.Template {
-		case TemplateClaude, TemplateCodex:
+		case TemplateClaude, TemplateCodex, TemplateQwen, TemplateGemini, TemplateCopilot:
 		case TemplateCommand:
 			if len(p.Command) == 0 {
 				return fmt.Errorf("project %s: the command template needs command: [program, args...]", slug)
 			}
 		default:
-			return fmt.Errorf("project %s: template %q must be claude, codex or command", slug, p.Template)
+			return fmt.Errorf("project %s: template %q must be claude, codex, qwen, gemini, copilot or command", slug, p.Template)
 		}
 	}
 	return nil

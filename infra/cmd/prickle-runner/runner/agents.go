@@ -1,0 +1,47 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+)
+
+// agentOwnTools are Prickle's own tools a woken run calls without asking
+// (request_step only asks); each CLI names them its own way.
+var agentOwnTools = []string{"read_room", "get_task", "accept_task", "save_checkpoint", "return_result", "review_result", "update_pulse", "request_step"}
+
+func ownTools(prefix string, reading ...string) []string {
+	out := make([]string, 0, len(agentOwnTools)+len(reading))
+	for _, t := range agentOwnTools {
+		out = append(out, prefix+t)
+	}
+	return append(out, reading...)
+}
+
+// agentAllowedTools are the qwen, gemini and copilot templates' default
+// allow-lists: Prickle's own tools and reading, in each CLI's names.
+var agentAllowedTools = map[string][]string{
+	// qwen reaches MCP tools through tool_search and tool_call; its hook
+	// sees the MCP tool's own name.
+	TemplateQwen:    ownTools("mcp__prickle__", "read_file", "read_many_files", "list_directory", "glob", "grep_search", "tool_search"),
+	TemplateGemini:  ownTools("mcp_prickle_", "read_file", "read_many_files", "list_directory", "glob", "grep_search"),
+	TemplateCopilot: ownTools("prickle-", "view", "glob", "grep", "report_intent"),
+}
+
+// agentCommand builds a run of the qwen, gemini or copilot template: `<self>
+// agent-run --cli <name> --program <program> -- <args>`, with both prompts
+// and the allow-list in its environment.
+func agentCommand(p Project, l Launch, c Command) (Command, error) {
+	if l.Self == "" {
+		return Command{}, fmt.Errorf("%s template: the runner's own executable is unknown (it runs the CLI and is its gate)", p.Template)
+	}
+	program := programOr(p.Program, agentTemplates[p.Template].program())
+	c.Argv = append([]string{l.Self, AgentRunCommand, "--cli", p.Template, "--program", program, "--"}, p.Args...)
+	newPrompt := Prompt(p, l.Wake)
+	if l.Asked != nil {
+		// A new conversation of a task whose runs asked before: say what.
+		newPrompt = ResumePrompt(p, l.Wake, l.Asked)
+	}
+	c.Env = append(c.Env, "PRICKLE_NEW_PROMPT="+newPrompt, "PRICKLE_RESUME_PROMPT="+ResumePrompt(p, l.Wake, l.Asked),
+		"PRICKLE_ALLOWED_TOOLS="+strings.Join(p.AllowedTools, ","), "PRICKLE_PROJECT_DIR="+p.Dir)
+	return c, nil
+}

@@ -1,0 +1,156 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// GitHub Copilot CLI 1.0.102 (npm @github/copilot) as a woken run: `copilot
+// --output-format json --allow-all-tools --session-id=<uuid> -p <prompt>
+// --additional-mcp-config @<file> --usage-output-file <file>` (then
+// `--resume=<id>`), COPILOT_HOME a directory of the task's (its sessions
+// live there) whose settings.json has Prickle's preToolUse hook at user
+// level (repository hooks need folder trust, which --resume does not keep).
+// The MCP file, which holds the run token, is the run's own (0600, removed
+// when it ends). The hook's input has no call id; an allow's modifiedArgs
+// runs as edited; copilot denies when a hook exits non-zero but runs the
+// call when it answers with anything but JSON or times out.
+type copilotCLI struct{}
+
+func (copilotCLI) name() string { return TemplateCopilot }
+
+func (copilotCLI) edits() bool { return true }
+
+func (copilotCLI) hookTimeout() time.Duration { return 120 * time.Second }
+
+func (copilotCLI) gateLimit() time.Duration { return 100 * time.Second }
+
+func (copilotCLI) parse(b []byte) (gateCall, error) {
+	var h struct {
+		ToolName string          `json:"toolName"`
+		ToolArgs json.RawMessage `json:"toolArgs"`
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		return gateCall{}, errors.New("the hook's input is not JSON")
+	}
+	if h.ToolName == "" {
+		return gateCall{}, errors.New("the hook's input names no tool")
+	}
+	input := h.ToolArgs
+	// Some versions pass the arguments as a JSON string.
+	var s string
+	if json.Unmarshal(input, &s) == nil {
+		input = json.RawMessage(s)
+		if !json.Valid(input) {
+			return gateCall{}, errors.New("the call's arguments are not JSON")
+		}
+	}
+	return gateCall{Tool: h.ToolName, Input: input}, nil
+}
+
+func (copilotCLI) answer(a gateAnswer) []byte {
+	o := struct {
+		Decision     string          `json:"permissionDecision"`
+		Reason       string          `json:"permissionDecisionReason,omitempty"`
+		ModifiedArgs json.RawMessage `json:"modifiedArgs,omitempty"`
+	}{Decision: "deny", Reason: a.Reason}
+	if a.Allow {
+		o.Decision = "allow"
+		o.ModifiedArgs = a.Input
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"permissionDecision": "deny", "permissionDecisionReason": gateFailed})
+	}
+	return b
+}
+
+func (copilotCLI) program() string { return "copilot" }
+
+func (copilotCLI) userDir(getenv func(string) string) string {
+	if d := getenv("COPILOT_HOME"); d != "" {
+		return d
+	}
+	return filepath.Join(getenv("HOME"), ".copilot")
+}
+
+// loginFiles: copilot keeps its sign-in in the system keychain or its
+// config; a run signs in with GH_TOKEN / COPILOT_GITHUB_TOKEN (or BYOK).
+func (copilotCLI) loginFiles() []string { return nil }
+
+func (c copilotCLI) prepare(r *agentRun) error {
+	settings := map[string]any{"hooks": map[string]any{"preToolUse": []any{map[string]any{
+		"type": "command", "bash": gateCommand(r.self, c.name()), "timeoutSec": int(c.hookTimeout() / time.Second),
+	}}}}
+	if err := writeSecretJSON(filepath.Join(r.cliHome, "settings.json"), settings); err != nil {
+		return err
+	}
+	mcp := filepath.Join(r.runDir, "mcp.json")
+	r.secretFiles = append(r.secretFiles, mcp)
+	if err := writeSecretJSON(mcp, map[string]any{"mcpServers": map[string]any{PrickleServer: map[string]any{
+		"type": "http", "url": r.mcpURL, "headers": map[string]string{"Authorization": "Bearer " + r.runToken}, "tools": []string{"*"},
+	}}}); err != nil {
+		return err
+	}
+	r.env = append(r.env, "COPILOT_HOME="+r.cliHome, "COPILOT_AUTO_UPDATE=false")
+	return nil
+}
+
+func (copilotCLI) argv(r *agentRun, prompt string) []string {
+	a := []string{r.program, "--output-format", "json", "--allow-all-tools"}
+	if r.resume {
+		a = append(a, "--resume="+r.sessionID)
+	} else {
+		a = append(a, "--session-id="+r.sessionID)
+	}
+	a = append(a, "--additional-mcp-config", "@"+filepath.Join(r.runDir, "mcp.json"),
+		"--usage-output-file", filepath.Join(r.runDir, "usage.json"))
+	a = append(a, r.args...)
+	return append(a, "-p", prompt)
+}
+
+// usage reads the usage file: tokens per model, summed over every run of the session.
+func (copilotCLI) usage(stdout []byte, r *agentRun) (agentUsage, bool) {
+	b, err := os.ReadFile(filepath.Join(r.runDir, "usage.json"))
+	if err != nil {
+		return agentUsage{}, false
+	}
+	var f struct {
+		Models map[string]struct {
+			Requests struct {
+				Count int `json:"count"`
+			} `json:"requests"`
+			Usage struct {
+				Input      int64 `json:"inputTokens"`
+				Output     int64 `json:"outputTokens"`
+				CacheRead  int64 `json:"cacheReadTokens"`
+				CacheWrite int64 `json:"cacheWriteTokens"`
+			} `json:"usage"`
+		} `json:"modelMetrics"`
+	}
+	if json.Unmarshal(b, &f) != nil || f.Models == nil {
+		return agentUsage{}, false
+	}
+	u := agentUsage{Cumulative: true, TurnsCumulative: true}
+	best := int64(-1)
+	for name, m := range f.Models {
+		u.Tokens.Input += m.Usage.Input
+		u.Tokens.Output += m.Usage.Output
+		u.Turns += m.Requests.Count
+		if m.Usage.Input > best || (m.Usage.Input == best && name < u.Model) {
+			best, u.Model = m.Usage.Input, name
+		}
+	}
+	// The session id is in the last JSON line of type "result".
+	var res struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(lastJSON(stdout, '{'), &res) == nil && res.Type == "result" {
+		u.SessionID = res.SessionID
+	}
+	return u, true
+}

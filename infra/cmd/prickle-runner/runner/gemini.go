@@ -1,0 +1,151 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"time"
+)
+
+// Gemini CLI 0.61.0 (npm @google/gemini-cli) as a woken run: `gemini
+// --approval-mode yolo -o json --session-id <uuid> -p <prompt>` (then `-r
+// <id>`), GEMINI_CLI_HOME a directory of the task's (its sessions live in
+// .gemini there), whose .gemini/settings.json is the user's own
+// ~/.gemini/settings.json (read, never written) with Prickle's MCP server and
+// its BeforeTool hook. Headless gemini offers the shell tool only under
+// yolo, so the hook is the only gate. The hook's input has no call id; an
+// allow's hookSpecificOutput.tool_input runs as edited; gemini runs the call
+// when a hook exits 1, answers with anything but JSON or times out.
+type geminiCLI struct{}
+
+func (geminiCLI) name() string { return TemplateGemini }
+
+func (geminiCLI) edits() bool { return true }
+
+func (geminiCLI) hookTimeout() time.Duration { return 120 * time.Second }
+
+func (geminiCLI) gateLimit() time.Duration { return 100 * time.Second }
+
+func (geminiCLI) parse(b []byte) (gateCall, error) {
+	var h struct {
+		Event     string          `json:"hook_event_name"`
+		ToolName  string          `json:"tool_name"`
+		ToolInput json.RawMessage `json:"tool_input"`
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		return gateCall{}, errors.New("the hook's input is not JSON")
+	}
+	if h.Event != "" && h.Event != "BeforeTool" {
+		return gateCall{Skip: true}, nil
+	}
+	if h.ToolName == "" {
+		return gateCall{}, errors.New("the hook's input names no tool")
+	}
+	return gateCall{Tool: h.ToolName, Input: h.ToolInput}, nil
+}
+
+func (geminiCLI) answer(a gateAnswer) []byte {
+	type specific struct {
+		HookEventName     string          `json:"hookEventName"`
+		ToolInput         json.RawMessage `json:"tool_input,omitempty"`
+		AdditionalContext string          `json:"additionalContext,omitempty"`
+	}
+	o := struct {
+		Decision           string    `json:"decision"`
+		Reason             string    `json:"reason,omitempty"`
+		HookSpecificOutput *specific `json:"hookSpecificOutput,omitempty"`
+	}{Decision: "deny", Reason: a.Reason}
+	if a.Allow {
+		o.Decision = "allow"
+		if len(a.Input) > 0 {
+			o.HookSpecificOutput = &specific{HookEventName: "BeforeTool", ToolInput: a.Input, AdditionalContext: a.Note}
+		}
+	}
+	b, err := json.Marshal(o)
+	if err != nil { // an edited input that is not JSON: never run it
+		b, _ = json.Marshal(map[string]string{"decision": "deny", "reason": gateFailed})
+	}
+	return b
+}
+
+func (geminiCLI) program() string { return "gemini" }
+
+func (geminiCLI) userDir(getenv func(string) string) string {
+	if d := getenv("GEMINI_CLI_HOME"); d != "" {
+		return filepath.Join(d, ".gemini")
+	}
+	return filepath.Join(getenv("HOME"), ".gemini")
+}
+
+func (geminiCLI) loginFiles() []string {
+	return []string{"oauth_creds.json", "google_accounts.json", "installation_id"}
+}
+
+func (g geminiCLI) prepare(r *agentRun) error {
+	dir := filepath.Join(r.cliHome, ".gemini")
+	settings, err := userSettings(filepath.Join(r.userDir, "settings.json"))
+	if err != nil {
+		return err
+	}
+	settings["hooks"] = map[string]any{"BeforeTool": []any{map[string]any{"matcher": ".*", "hooks": []any{map[string]any{
+		"type": "command", "command": gateCommand(r.self, g.name()), "timeout": g.hookTimeout().Milliseconds(),
+	}}}}}
+	settings["mcpServers"] = map[string]any{PrickleServer: map[string]any{"httpUrl": r.mcpURL,
+		"headers": map[string]string{"Authorization": "Bearer " + r.runToken}, "trust": true}}
+	path := filepath.Join(dir, "settings.json")
+	r.secretFiles = append(r.secretFiles, path)
+	if err := writeSecretJSON(path, settings); err != nil {
+		return err
+	}
+	r.env = append(r.env, "GEMINI_CLI_HOME="+r.cliHome, "GEMINI_CLI_TRUST_WORKSPACE=true")
+	return nil
+}
+
+func (geminiCLI) argv(r *agentRun, prompt string) []string {
+	a := []string{r.program, "--approval-mode", "yolo", "-o", "json"}
+	if r.resume {
+		a = append(a, "-r", r.sessionID)
+	} else {
+		a = append(a, "--session-id", r.sessionID)
+	}
+	a = append(a, r.args...)
+	return append(a, "-p", prompt)
+}
+
+// usage reads `-o json`: one object whose stats count this run's tokens per model.
+func (geminiCLI) usage(stdout []byte, _ *agentRun) (agentUsage, bool) {
+	var o struct {
+		SessionID string `json:"session_id"`
+		Stats     *struct {
+			Models map[string]struct {
+				Tokens struct {
+					Prompt     int64 `json:"prompt"`
+					Input      int64 `json:"input"`
+					Candidates int64 `json:"candidates"`
+					Thoughts   int64 `json:"thoughts"`
+				} `json:"tokens"`
+				API struct {
+					Requests int `json:"totalRequests"`
+				} `json:"api"`
+			} `json:"models"`
+		} `json:"stats"`
+	}
+	if json.Unmarshal(lastJSON(stdout, '{'), &o) != nil || o.Stats == nil {
+		return agentUsage{}, false
+	}
+	u := agentUsage{SessionID: o.SessionID}
+	best := int64(-1)
+	for name, m := range o.Stats.Models {
+		in := m.Tokens.Prompt
+		if in == 0 {
+			in = m.Tokens.Input
+		}
+		u.Tokens.Input += in
+		u.Tokens.Output += m.Tokens.Candidates + m.Tokens.Thoughts
+		u.Turns += m.API.Requests
+		if in > best || (in == best && name < u.Model) {
+			best, u.Model = in, name
+		}
+	}
+	return u, true
+}

@@ -1,0 +1,141 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"time"
+)
+
+// Qwen Code 0.24.4 (npm @qwen-code/qwen-code) as a woken run: `qwen
+// --approval-mode yolo -o json --session-id <uuid> <prompt>` (then `-r <id>`),
+// QWEN_HOME a directory of the task's (its sessions live there), whose
+// settings.json is the user's own ~/.qwen/settings.json (read, never
+// written) with Prickle's MCP server, its PreToolUse hook and no memory
+// extractor. Headless qwen offers the shell tool only under yolo, so the
+// hook is the only gate. The hook's input carries the model's tool_call_id;
+// an allow's updatedInput is ignored by qwen (an edit is told to the model,
+// see agentgate.go); qwen runs the call when a hook fails, answers badly or
+// outlives 60 s whatever its timeout says.
+type qwenCLI struct{}
+
+func (qwenCLI) name() string { return TemplateQwen }
+
+func (qwenCLI) edits() bool { return false }
+
+func (qwenCLI) hookTimeout() time.Duration { return 55 * time.Second }
+
+// gateLimit: qwen runs a call whose hook has not answered after 60 s.
+func (qwenCLI) gateLimit() time.Duration { return 50 * time.Second }
+
+func (qwenCLI) parse(b []byte) (gateCall, error) {
+	var h struct {
+		Event      string          `json:"hook_event_name"`
+		ToolName   string          `json:"tool_name"`
+		ToolInput  json.RawMessage `json:"tool_input"`
+		ToolCallID string          `json:"tool_call_id"`
+		ToolUseID  string          `json:"tool_use_id"`
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		return gateCall{}, errors.New("the hook's input is not JSON")
+	}
+	if h.Event != "" && h.Event != "PreToolUse" {
+		return gateCall{Skip: true}, nil
+	}
+	if h.ToolName == "" {
+		return gateCall{}, errors.New("the hook's input names no tool")
+	}
+	id := h.ToolCallID
+	if id == "" {
+		id = h.ToolUseID
+	}
+	return gateCall{Tool: h.ToolName, Input: h.ToolInput, CallID: id}, nil
+}
+
+func (qwenCLI) answer(a gateAnswer) []byte {
+	var o hookOutput
+	o.HookSpecificOutput.HookEventName = "PreToolUse"
+	o.HookSpecificOutput.Decision = "deny"
+	if a.Allow {
+		o.HookSpecificOutput.Decision = "allow"
+	}
+	o.HookSpecificOutput.Reason = a.Reason
+	b, _ := json.Marshal(o) // strings only: cannot fail
+	return b
+}
+
+func (qwenCLI) program() string { return "qwen" }
+
+func (qwenCLI) userDir(getenv func(string) string) string {
+	if d := getenv("QWEN_HOME"); d != "" {
+		return d
+	}
+	return filepath.Join(getenv("HOME"), ".qwen")
+}
+
+// loginFiles are the user's qwen files of their sign-in, linked into the
+// task's qwen home so that the run signs in as they do.
+func (qwenCLI) loginFiles() []string { return []string{"oauth_creds.json", "installation_id"} }
+
+func (q qwenCLI) prepare(r *agentRun) error {
+	home := r.cliHome
+	settings, err := userSettings(filepath.Join(r.userDir, "settings.json"))
+	if err != nil {
+		return err
+	}
+	settings["hooks"] = map[string]any{"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{
+		"type": "command", "command": gateCommand(r.self, q.name()), "timeout": int(q.hookTimeout() / time.Second),
+	}}}}}
+	settings["mcpServers"] = map[string]any{PrickleServer: map[string]any{"httpUrl": r.mcpURL,
+		"headers": map[string]string{"Authorization": "Bearer " + r.runToken}, "trust": true}}
+	// Its background memory extractor makes model requests of its own.
+	settings["memory"] = map[string]any{"enableManagedAutoMemory": false, "enableManagedAutoDream": false, "enableAutoSkill": false}
+	r.secretFiles = append(r.secretFiles, filepath.Join(home, "settings.json"))
+	if err := writeSecretJSON(filepath.Join(home, "settings.json"), settings); err != nil {
+		return err
+	}
+	r.env = append(r.env, "QWEN_HOME="+home, "QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
+	return nil
+}
+
+func (qwenCLI) argv(r *agentRun, prompt string) []string {
+	a := []string{r.program, "--approval-mode", "yolo", "-o", "json"}
+	if r.resume {
+		a = append(a, "-r", r.sessionID)
+	} else {
+		a = append(a, "--session-id", r.sessionID)
+	}
+	a = append(a, r.args...)
+	return append(a, prompt)
+}
+
+// usage reads `-o json`: a JSON array whose item of type "result" has the
+// session's usage, summed over every run of the session.
+func (qwenCLI) usage(stdout []byte, _ *agentRun) (agentUsage, bool) {
+	var items []json.RawMessage
+	if json.Unmarshal(lastJSON(stdout, '['), &items) != nil {
+		return agentUsage{}, false
+	}
+	for i := len(items) - 1; i >= 0; i-- {
+		var r struct {
+			Type      string `json:"type"`
+			SessionID string `json:"session_id"`
+			NumTurns  int    `json:"num_turns"`
+			Duration  int64  `json:"duration_ms"`
+			Usage     struct {
+				Input     int64 `json:"input_tokens"`
+				Output    int64 `json:"output_tokens"`
+				CacheRead int64 `json:"cache_read_input_tokens"`
+			} `json:"usage"`
+			Stats struct {
+				Models map[string]json.RawMessage `json:"models"`
+			} `json:"stats"`
+		}
+		if json.Unmarshal(items[i], &r) != nil || r.Type != "result" {
+			continue
+		}
+		return agentUsage{SessionID: r.SessionID, Cumulative: true, Model: firstKey(r.Stats.Models), Turns: r.NumTurns, DurationMS: r.Duration,
+			Tokens: tokens{Input: r.Usage.Input, Output: r.Usage.Output}}, true
+	}
+	return agentUsage{}, false
+}
