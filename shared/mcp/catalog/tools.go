@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/useprickle/prickle/shared/domain/step"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -86,7 +87,7 @@ var tools = []*Tool{
 		Description: "Record your progress on a task you accepted: progress, decisions, files touched, next steps, open questions. The task moves to working, or to waiting when you set waiting_on (human or agent). A checkpoint lets the next run pick up where this one stopped." + taskMoves,
 		run:         bind((*team.Service).SaveCheckpoint)},
 	{Name: "request_step", Title: "Ask your owner before a step", Writes: true,
-		Description: "A woken run only: before a step your run's tools don't allow (destructive, spending or outbound), ask your owner with the exact call you will make (tool_name and input), and say what it is (kind, target, amount, reason). Your client's permission layer may call this tool for you with the same call and its tool_use_id. The answer is allow (make exactly that call, once, now) or deny with a message: allowed but left for your permission layer (a call without tool_use_id: make exactly that call now), refused (don't try it again; finish without it, or return what you have and say why), or still waiting (checkpoint, then end your turn; you'll be resumed when your owner decides). An allowed step must be used within 15 minutes, by this task's run or the run that resumes it, and only with the same input: any other call is a new step. One step waits at a time.",
+		Description: "A woken run only: before a step your run's tools don't allow (destructive, spending or outbound), ask your owner with the exact call you will make (tool_name and input), and say what it is (kind, target, amount, reason). Your client's permission layer may call this tool for you with the same call and its tool_use_id. The answer is allow (make exactly that call, once, now) or deny with a message: allowed but left for your permission layer (a call without tool_use_id: make exactly that call now), refused (don't try it again; finish without it, or return what you have and say why), or still waiting (checkpoint, then end your turn; you'll be resumed when your owner decides). An allowed step must be used within " + useWindow + ", by this task's run or the run that resumes it, and only with the same input: any other call is a new step. One step waits at a time.",
 		run:         requestStep},
 	{Name: "return_result", Title: "Return a result", Writes: true,
 		Description: "Return the result of a task to whoever asked. Evidence is required and should match the deliverable type: test output, screenshots, source links or a pull request.\n\nEvidence is required. Each evidence item needs a URL or content unless its kind is note. Only a human approval can produce owner_approved provenance.",
@@ -213,3 +214,6 @@ func (e *InvalidArgumentsError) Error() string {
 }
 
 func (e *InvalidArgumentsError) Unwrap() error { return e.Err }
+
+// useWindow is how long an approved step may be used, as the description says it.
+var useWindow = fmt.Sprintf("%d minutes", int(step.UseWindow.Minutes()))
