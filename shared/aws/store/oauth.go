@@ -246,19 +246,24 @@ func (s *Store) OAuthConnection(ctx context.Context, id string) (oauthstate.Conn
 
 // OwnerOAuthConnections lists an owner's consents, newest first.
 func (s *Store) OwnerOAuthConnections(ctx context.Context, owner string) ([]oauthstate.Connection, error) {
-	in := &dynamodb.QueryInput{
+	grants, err := queryAll(ctx, s.db, s.ownerRecords(owner, oauthGrantSK), func(r oauthGrantRecord) oauthstate.Connection { return r.grant() })
+	if err != nil {
+		return nil, fmt.Errorf("OAuth connections of %s: %w", owner, err)
+	}
+	return grants, nil
+}
+
+// ownerRecords queries the oauth table's records of one kind (sk) that
+// belong to an owner, newest first, through the by_owner index.
+func (s *Store) ownerRecords(owner, sk string) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
 		TableName: aws.String(s.tables.OAuth), IndexName: aws.String(byOwnerIndex),
 		KeyConditionExpression:    aws.String("#owner = :owner"),
 		FilterExpression:          aws.String("sk = :sk"),
 		ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":owner": stringValue(owner), ":sk": stringValue(oauthGrantSK)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":owner": stringValue(owner), ":sk": stringValue(sk)},
 		ScanIndexForward:          aws.Bool(false),
 	}
-	grants, err := queryAll(ctx, s.db, in, func(r oauthGrantRecord) oauthstate.Connection { return r.grant() })
-	if err != nil {
-		return nil, fmt.Errorf("OAuth grants of %s: %w", owner, err)
-	}
-	return grants, nil
 }
 
 // RevokeOAuthConnection marks a consent revoked, then revokes its access tokens in

@@ -54,15 +54,7 @@ func (s *Store) PutJoinedRunner(ctx context.Context, r oauthstate.JoinedRunner) 
 
 // OwnerJoinedRunners lists the runners joined to an owner's agents, revoked ones included, newest first.
 func (s *Store) OwnerJoinedRunners(ctx context.Context, owner string) ([]oauthstate.JoinedRunner, error) {
-	in := &dynamodb.QueryInput{
-		TableName: aws.String(s.tables.OAuth), IndexName: aws.String(byOwnerIndex),
-		KeyConditionExpression:    aws.String("#owner = :owner"),
-		FilterExpression:          aws.String("sk = :sk"),
-		ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":owner": stringValue(owner), ":sk": stringValue(joinedRunnerSK)},
-		ScanIndexForward:          aws.Bool(false),
-	}
-	runners, err := queryAll(ctx, s.db, in, func(r joinedRunnerRecord) oauthstate.JoinedRunner { return r.runner() })
+	runners, err := queryAll(ctx, s.db, s.ownerRecords(owner, joinedRunnerSK), func(r joinedRunnerRecord) oauthstate.JoinedRunner { return r.runner() })
 	if err != nil {
 		return nil, fmt.Errorf("joined runners of %s: %w", owner, err)
 	}
