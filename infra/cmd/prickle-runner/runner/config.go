@@ -82,6 +82,9 @@ type Config struct {
 	StateDir string `yaml:"state_dir"`
 	// Projects maps a project slug ("*" for any other) to how its runs start.
 	Projects map[string]Project `yaml:"projects"`
+	// Prices is the cost, per model, of a run whose CLI reports no cost of
+	// its own (see Prices).
+	Prices Prices `yaml:"model_prices"`
 }
 
 // Webhook is where the runner serves signed wake-ups.
@@ -221,6 +224,9 @@ func (c Config) check() error {
 	}
 	if c.RunTimeout < time.Second || c.Grace < 0 {
 		return errors.New("run_timeout must be at least 1s and grace not negative")
+	}
+	if err := c.Prices.check(); err != nil {
+		return err
 	}
 	if len(c.Projects) == 0 {
 		return errors.New("projects: name at least one project (or \"*\") with its dir")

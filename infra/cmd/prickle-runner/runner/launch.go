@@ -91,7 +91,7 @@ func (r *Runner) runAgent(p Project, slug string, w wakeup.Payload, dir string, 
 			_ = os.Remove(cmd.MCPConfig)
 		}
 		if p.Template != TemplateClaude {
-			return exit, agentResult{usage: templateUsage(p.Template, tail.buf)}
+			return exit, agentResult{usage: r.priceUsage(w, templateUsage(p.Template, tail.buf))}
 		}
 		res, ok := parseClaudeResult(tail.buf)
 		if ok {
