@@ -289,7 +289,9 @@ describe('owners at ease: grants, budgets and the audit trail end to end', { ski
     assert.deepEqual([asked.status, asked.behavior], ['pending', 'deny']);
     const link = await eventually(async () => (await stepLinks(clean.t.id)).find((l) => l.claims.step_id === asked.step_id), { timeoutMs: 20000 });
     assert.ok(link, 'alice got an approval link');
-    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    // Editing from a link needs the owner's session: alice opens her link signed in.
+    const page = await signIn('alice', 'alice@example.com');
+    await page.setViewportSize({ width: 390, height: 844 });
     assert.equal((await page.goto(link.url)).status(), 200);
     assert.equal(await page.locator('#command-step').inputValue(), 'rm -rf build', 'the edit form holds the command line');
     const csrf = await page.locator('input[name="csrf"]').first().inputValue();
@@ -381,7 +383,7 @@ describe('owners at ease: grants, budgets and the audit trail end to end', { ski
     const row = (stepId, action) => csv.find((r) => r.step_id === stepId && r.action === action);
     assert.equal(row(asked.step_id, 'step_approved').detail,
       'Bash {"command":"rm -rf build","description":"Clean the build"}; edited by the owner to: Bash {"command":"rm -rf build/tmp","description":"Clean the build"}');
-    assert.equal(row(asked.step_id, 'step_approved').via, 'approval link');
+    assert.equal(row(asked.step_id, 'step_approved').via, 'approval link (signed in by email link)');
     assert.equal(row(asked.step_id, 'step_used').detail,
       'Bash {"command":"rm -rf build","description":"Clean the build"}; used as the owner edited it: Bash {"command":"rm -rf build/tmp","description":"Clean the build"}');
     assert.equal(row(dep.step_id, 'step_approved').detail, 'deploy_site {"env":"prod","version":"1.2.3"}; edited by the owner to: deploy_site {"env":"staging","version":"1.2.3"}');
