@@ -59,8 +59,9 @@ commands:
                  the owner's daily budget per agent for their agents in the project; auto-allow
                  needs the input field (of tool T's calls) that holds a call's amount in the unit
   audit          --project P [--format csv|json]   prints the project's audit trail
-  reopen-signin  --owner O                     clears O's count of sign-in links of the current window,
-                 when strangers used it up; the addresses that did stay refused until it ends
+  reopen-signin  --owner O [--client ADDR]     clears O's count of sign-in links of the current window,
+                 when strangers used it up; the addresses that did stay refused until it ends,
+                 but for --client (an address, as the sign-in log names it): its counts are cleared too
   reopen-registrations                         clears the count of dynamic OAuth registrations of the
                  current window; the networks that filled it stay refused until it ends
 
@@ -132,6 +133,7 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 	amountTool := fs.String("amount-tool", "", "the one tool whose calls --amount-field reads; any tool's if omitted (set-budget)")
 	format := fs.String("format", "csv", "audit output: csv or json")
 	guard := fs.String("guard", "", "file guard: deny, ask or warn (set-file-guard)")
+	client := fs.String("client", "", "a client address whose sign-in counts are cleared too (reopen-signin)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -180,7 +182,12 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 		}
 		now := time.Now().UTC()
 		n, err := st.ReopenSignIn(ctx, *owner, now)
-		return map[string]any{"owner": *owner, "links_counted": n, "window_ends": now.Truncate(session.SignInWindow).Add(session.SignInWindow)}, err
+		out := map[string]any{"owner": *owner, "links_counted": n, "window_ends": now.Truncate(session.SignInWindow).Add(session.SignInWindow)}
+		if err == nil && *client != "" {
+			out["client"] = *client
+			out["client_requests_counted"], err = st.ReopenSignInFrom(ctx, *owner, *client, now)
+		}
+		return out, err
 	case "reopen-registrations":
 		now := time.Now().UTC()
 		n, err := st.ReopenOAuthRegistrations(ctx, now)

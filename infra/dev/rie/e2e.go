@@ -38,15 +38,15 @@ func (s *Stack) RunE2E(ctx context.Context, root, suites string) error {
 		var err error
 		switch suite {
 		case "ts", "raw":
-			files, _ := filepath.Glob(filepath.Join(root, "infra", "e2e", suite, "*.test.mjs"))
+			files, _ := filepath.Glob(filepath.Join(root, "infra", "dev", "e2e", suite, "*.test.mjs"))
 			sort.Strings(files)
 			args := append([]string{"--test", "--test-concurrency=1", "--test-timeout=300000", "--test-reporter=spec"}, files...)
 			err = run(ctx, root, env, "node", args...)
 		case "claude-mcp-add":
 			err = run(ctx, root, env, "node", "--test", "--test-timeout=600000", "--test-reporter=spec",
-				filepath.Join(root, "infra", "e2e", "claude", "mcp-add.test.mjs"))
+				filepath.Join(root, "infra", "dev", "e2e", "claude", "mcp-add.test.mjs"))
 		case "py":
-			err = run(ctx, root, env, filepath.Join(root, ".venv", "bin", "python"), "-m", "pytest", filepath.Join(root, "infra", "e2e", "py"), "-q", "-p", "no:cacheprovider")
+			err = run(ctx, root, env, filepath.Join(root, ".venv", "bin", "python"), "-m", "pytest", filepath.Join(root, "infra", "dev", "e2e", "py"), "-q", "-p", "no:cacheprovider")
 		case "routing":
 			if s.opts.Gateway == "http" {
 				err = s.checkFront(ctx)

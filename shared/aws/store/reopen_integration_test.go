@@ -55,6 +55,45 @@ func TestStrangersUseUpANamesSignInLinks(t *testing.T) {
 	}
 }
 
+// TestReopenSignInFromOneAddress: an owner's own address that used up its
+// allowance for the name (an office behind one address, the local stack's
+// loopback) is given back by ReopenSignInFrom for that address only; another
+// address's counts stay.
+func TestReopenSignInFromOneAddress(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 9, 3, 0, 0, time.UTC)
+	ask := func(client string) session.SignInLimit {
+		t.Helper()
+		limit, err := f.store.AllowSignInRequest(ctx, "alice", client, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return limit
+	}
+	for _, client := range []string{"127.0.0.1", "198.51.100.9"} {
+		for range session.LinksPerNamePerClient {
+			if got := ask(client); got != session.WithinLimits {
+				t.Fatalf("%s: %q before its allowance was used up", client, got)
+			}
+		}
+		if got := ask(client); got != session.NameFromClientLimit {
+			t.Fatalf("%s past its allowance: %q, want %q", client, got, session.NameFromClientLimit)
+		}
+	}
+	n, err := f.store.ReopenSignInFrom(ctx, "alice", "127.0.0.1", now)
+	// The address's own count holds all its requests, its count for alice the ones within it.
+	if want := (session.LinksPerNamePerClient + 1) + session.LinksPerNamePerClient; err != nil || n != want {
+		t.Fatalf("ReopenSignInFrom = %d, %v; want the address's two counts (%d) cleared", n, err, want)
+	}
+	if got := ask("127.0.0.1"); got != session.WithinLimits {
+		t.Errorf("the reopened address: %q", got)
+	}
+	if got := ask("198.51.100.9"); got != session.NameFromClientLimit {
+		t.Errorf("another address after reopening one: %q, want %q", got, session.NameFromClientLimit)
+	}
+}
+
 // TestNetworksFillTheRegistrations is the documented bound of dynamic
 // registration: RegistrationsOverall / RegistrationsPerNetwork networks (25)
 // fill a window, and a client on another network is refused.

@@ -63,7 +63,7 @@ func (s *Store) AllowSignInRequest(ctx context.Context, owner, client string, no
 		max   int
 		limit session.SignInLimit
 	}{
-		{"SIGNINCLIENT#" + client, session.RequestsPerClient, session.ClientLimit},
+		{signInClientPK(client), session.RequestsPerClient, session.ClientLimit},
 		{signInNamePK(owner) + "#" + client, session.LinksPerNamePerClient, session.NameFromClientLimit},
 		{signInNamePK(owner), session.LinksPerName, session.NameLimit},
 	} {
@@ -80,6 +80,8 @@ func (s *Store) AllowSignInRequest(ctx context.Context, owner, client string, no
 
 func signInNamePK(owner string) string { return "SIGNINRATE#" + owner }
 
+func signInClientPK(client string) string { return "SIGNINCLIENT#" + client }
+
 // ReopenSignIn clears the count of sign-in links asked for owner in the
 // current window (the operator's answer when strangers used it up): the
 // owner may ask again at once, while the clients that used it up keep
@@ -91,6 +93,23 @@ func (s *Store) ReopenSignIn(ctx context.Context, owner string, now time.Time) (
 		return 0, fmt.Errorf("reopen sign-in of %s: %w", owner, err)
 	}
 	return n, nil
+}
+
+// ReopenSignInFrom clears what one client asked in the current window: its
+// own count and its count for owner (the operator's answer when an owner's
+// own address is refused, e.g. an office behind one address). It returns
+// the two counts it cleared.
+func (s *Store) ReopenSignInFrom(ctx context.Context, owner, client string, now time.Time) (int, error) {
+	window := now.UTC().Truncate(session.SignInWindow)
+	total := 0
+	for _, pk := range []string{signInClientPK(client), signInNamePK(owner) + "#" + client} {
+		n, err := s.clearCount(ctx, s.tables.Directory, pk, window)
+		if err != nil {
+			return total, fmt.Errorf("reopen sign-in of %s from %s: %w", owner, client, err)
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // countSignIn adds one request to a window's counter unless it holds max already.
