@@ -3,18 +3,29 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// putMarker puts a directory item only if no item has its key, the one
-// conditional write behind every "first time only" marker (sign-in links,
-// Slack requests): first is true when this put stored it, false when the
-// marker was already there.
-func (s *Store) putMarker(ctx context.Context, record any) (first bool, err error) {
-	item, err := marshalItem(record)
+// A markerRecord is a "first time only" marker in the directory table:
+// its key, what it marks, when it was put, and when DynamoDB may drop it.
+type markerRecord struct {
+	PK   string `dynamodbav:"pk"`
+	SK   string `dynamodbav:"sk"`
+	Type string `dynamodbav:"type"`
+	At   string `dynamodbav:"at"`
+	TTL  int64  `dynamodbav:"ttl"`
+}
+
+// putMarker puts a marker only if no item has its key, the one conditional
+// write behind every "first time only" marker (sign-in links, Slack
+// requests): first is true when this put stored it, false when the marker
+// was already there.
+func (s *Store) putMarker(ctx context.Context, pk, sk, kind string, at, drop time.Time) (first bool, err error) {
+	item, err := marshalItem(markerRecord{PK: pk, SK: sk, Type: kind, At: sortableTime(at), TTL: drop.Unix()})
 	if err != nil {
 		return false, err
 	}

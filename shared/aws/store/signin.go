@@ -14,7 +14,7 @@ import (
 
 // Sign-in markers, in the directory table, make owners' sign-in links single use:
 //
-//	signin  pk SIGNIN#<nonce>  sk USED  used_at, ttl
+//	signin  pk SIGNIN#<nonce>  sk USED  at, ttl
 //
 // The first use puts the marker with attribute_not_exists(pk); a second use
 // of the same link loses that condition. ttl lets DynamoDB drop the marker a
@@ -22,24 +22,13 @@ import (
 // time anyway). No agent_id, so the by_agent index ignores them.
 const signInSK = "USED"
 
-type signInRecord struct {
-	PK     string `dynamodbav:"pk"`
-	SK     string `dynamodbav:"sk"`
-	Type   string `dynamodbav:"type"`
-	UsedAt string `dynamodbav:"used_at"`
-	TTL    int64  `dynamodbav:"ttl"`
-}
-
 // UseSignIn records that the sign-in link with this nonce was used; first is
 // false when it had been used before.
 func (s *Store) UseSignIn(ctx context.Context, nonce string, expires time.Time) (bool, error) {
 	if nonce == "" {
 		return false, fmt.Errorf("use sign-in link: no nonce")
 	}
-	first, err := s.putMarker(ctx, signInRecord{
-		PK: "SIGNIN#" + nonce, SK: signInSK, Type: "signin",
-		UsedAt: sortableTime(time.Now()), TTL: expires.Add(24 * time.Hour).Unix(),
-	})
+	first, err := s.putMarker(ctx, "SIGNIN#"+nonce, signInSK, "signin", time.Now(), expires.Add(24*time.Hour))
 	if err != nil {
 		return false, fmt.Errorf("use sign-in link: %w", err)
 	}

@@ -8,7 +8,7 @@ import (
 
 // Replay markers of Slack's signed requests, in the directory table:
 //
-//	slack request  pk SLACKREQ#<timestamp>:<signature>  sk SLACKREQ  ttl
+//	slack request  pk SLACKREQ#<timestamp>:<signature>  sk SLACKREQ  at, ttl
 //
 // A signed request from Slack is accepted once: its marker is put only if
 // absent. The ttl lets DynamoDB drop it once the request's timestamp is
@@ -18,14 +18,6 @@ const slackRequestSK = "SLACKREQ"
 // SlackRequestRetention is how long a marker is kept: past the 5-minute window on both sides.
 const SlackRequestRetention = 15 * time.Minute
 
-type slackRequestRecord struct {
-	PK     string `dynamodbav:"pk"`
-	SK     string `dynamodbav:"sk"`
-	Type   string `dynamodbav:"type"`
-	SeenAt string `dynamodbav:"seen_at"`
-	TTL    int64  `dynamodbav:"ttl"`
-}
-
 // FirstSlackRequest records a signed Slack request by its id (timestamp and
 // signature) with one conditional put: true the first time, false when the
 // same request was seen before (a replay).
@@ -33,10 +25,7 @@ func (s *Store) FirstSlackRequest(ctx context.Context, id string, now time.Time)
 	if id == "" {
 		return false, fmt.Errorf("record slack request: no id")
 	}
-	first, err := s.putMarker(ctx, slackRequestRecord{
-		PK: "SLACKREQ#" + id, SK: slackRequestSK, Type: "slack_request",
-		SeenAt: sortableTime(now), TTL: now.Add(SlackRequestRetention).Unix(),
-	})
+	first, err := s.putMarker(ctx, "SLACKREQ#"+id, slackRequestSK, "slack_request", now, now.Add(SlackRequestRetention))
 	if err != nil {
 		return false, fmt.Errorf("record slack request: %w", err)
 	}

@@ -48,8 +48,6 @@ func Check(raw []byte, maxDepth, maxElements int) error {
 	var stack []frame
 	elements := 0
 	member := ""
-	inString, escaped := false, false
-	keyStart := -1
 	count := func() error {
 		elements++
 		if maxElements > 0 && elements > maxElements {
@@ -59,20 +57,6 @@ func Check(raw []byte, maxDepth, maxElements int) error {
 	}
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-				if keyStart >= 0 {
-					member, keyStart = string(raw[keyStart:i]), -1
-				}
-			}
-			continue
-		}
 		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
 			continue
 		}
@@ -86,10 +70,14 @@ func Check(raw []byte, maxDepth, maxElements int) error {
 		}
 		switch c {
 		case '"':
-			inString = true
-			if n == 1 && stack[0].obj && stack[0].key {
-				keyStart = i + 1
+			end := StringEnd(raw, i)
+			if end == len(raw) {
+				return fmt.Errorf("not JSON: %w", io.ErrUnexpectedEOF)
 			}
+			if n == 1 && stack[0].obj && stack[0].key {
+				member = string(raw[i+1 : end])
+			}
+			i = end
 		case '{', '[':
 			stack = append(stack, frame{obj: c == '{', key: c == '{', empty: true})
 			if maxDepth > 0 && len(stack) > maxDepth {
@@ -117,8 +105,22 @@ func Check(raw []byte, maxDepth, maxElements int) error {
 			}
 		}
 	}
-	if inString || len(stack) > 0 {
+	if len(stack) > 0 {
 		return fmt.Errorf("not JSON: %w", io.ErrUnexpectedEOF)
 	}
 	return nil
+}
+
+// StringEnd is the index of the quote that closes the JSON string whose
+// opening quote is raw[open], or len(raw) when the string is not closed.
+func StringEnd(raw []byte, open int) int {
+	for i := open + 1; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return len(raw)
 }

@@ -47,3 +47,22 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestStringEnd(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		open int
+		want int
+	}{
+		{`"abc"`, 0, 4},
+		{`{"a\"b":1}`, 1, 6},
+		{`"a\\"`, 0, 4},
+		{`"unclosed`, 0, 9},
+		{`"ends in escape\`, 0, 16},
+		{`["x","y"]`, 5, 7},
+	} {
+		if got := StringEnd([]byte(tc.raw), tc.open); got != tc.want {
+			t.Errorf("StringEnd(%s, %d) = %d, want %d", tc.raw, tc.open, got, tc.want)
+		}
+	}
+}

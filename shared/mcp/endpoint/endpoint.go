@@ -94,9 +94,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	line := requestLog{method: r.Method}
 	defer func() { h.logRequest(r, rec, &line, start) }()
 
-	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) {
-		line.outcome = "forbidden_origin"
-		writeJSON(rec, http.StatusForbidden, rpcError(nil, mcp.INVALID_REQUEST, "forbidden: requests from origin "+origin+" are not allowed"))
+	if h.forbiddenOrigin(rec, r, &line) {
 		return
 	}
 
@@ -194,18 +192,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.servers.of(caller).ServeHTTP(rec, r)
-}
-
-// originAllowed reports whether origin is one of the configured origins;
-// "null" (sandboxed frames, file pages) never is.
-func (h *Handler) originAllowed(origin string) bool {
-	origin = strings.TrimSuffix(origin, "/")
-	for _, o := range h.cfg.AllowedOrigins {
-		if origin != "null" && strings.EqualFold(origin, strings.TrimSuffix(o, "/")) {
-			return true
-		}
-	}
-	return false
 }
 
 func (h *Handler) authenticate(r *http.Request) (identity.Caller, error) {

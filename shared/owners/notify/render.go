@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/useprickle/prickle/shared/kit/jsonlimit"
 )
 
 // How much of a step's input each rendering shows at most (bytes of the
@@ -27,8 +29,6 @@ const maxIndentLevels = 16
 func PrettyInput(input json.RawMessage, max int) string {
 	var b strings.Builder
 	depth := 0
-	// The string scan is alike jsonlimit's on purpose: that one finds members, this one copies and indents.
-	inString, escaped := false, false
 	newline := func() {
 		b.WriteByte('\n')
 		b.WriteString(strings.Repeat("  ", min(depth, maxIndentLevels)))
@@ -38,23 +38,12 @@ func PrettyInput(input json.RawMessage, max int) string {
 			return clipNote(b.String()[:max], len(input))
 		}
 		c := input[i]
-		if inString {
-			b.WriteByte(c)
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
 		switch c {
 		case ' ', '\t', '\n', '\r':
 		case '"':
-			inString = true
-			b.WriteByte(c)
+			end := min(jsonlimit.StringEnd(input, i)+1, len(input))
+			b.Write(input[i:end])
+			i = end - 1
 		case '{', '[':
 			b.WriteByte(c)
 			if j := nextSignificant(input, i+1); j < len(input) && (input[j] == '}' || input[j] == ']') {

@@ -31,10 +31,8 @@ func (s *Server) clientsPage(w http.ResponseWriter, r *http.Request) {
 
 // revoke is POST /oauth/clients/{grant}/revoke: the grant's tokens end at once.
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
-	me, ok := s.session(r)
-	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	if !ok || r.ParseForm() != nil || !s.sameOrigin(r) || !s.cfg.Keys.CheckFormToken(me, r.PostForm.Get("csrf")) {
-		s.page(w, r, http.StatusForbidden, "error.html", pageView{Title: "Refused", Notice: "This form did not come from Prickle's page. Nothing was revoked."})
+	me, ok := s.ownerForm(w, r, "This form did not come from Prickle's page. Nothing was revoked.")
+	if !ok {
 		return
 	}
 	g, err := s.cfg.Grants.OAuthConnection(r.Context(), r.PathValue("grant"))

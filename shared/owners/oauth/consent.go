@@ -226,10 +226,8 @@ func (s *Server) ownerAgents(ctx context.Context, owner string) ([]team.Agent, [
 // (or created) here; deny sends access_denied back to the client.
 func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	me, ok := s.session(r)
-	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	if !ok || r.ParseForm() != nil || !s.sameOrigin(r) || !s.cfg.Keys.CheckFormToken(me, r.PostForm.Get("csrf")) {
-		s.page(w, r, http.StatusForbidden, "error.html", pageView{Title: "Refused", Notice: "This decision did not come from Prickle's consent page, or you are not signed in. Nothing was granted."})
+	me, ok := s.ownerForm(w, r, "This decision did not come from Prickle's consent page, or you are not signed in. Nothing was granted.")
+	if !ok {
 		return
 	}
 	ar, c, id, err := s.pending(r)
@@ -337,6 +335,19 @@ func (s *Server) session(r *http.Request) (session.Session, bool) {
 		s.cfg.Log.ErrorContext(r.Context(), "session check failed", "error", err.Error())
 	}
 	return me, ok
+}
+
+// ownerForm checks a signed-in owner's POST on these pages: a bounded
+// body, the same origin and the session's form token. On false it has
+// written the 403 with refused, which says nothing was done.
+func (s *Server) ownerForm(w http.ResponseWriter, r *http.Request, refused string) (session.Session, bool) {
+	me, ok := s.session(r)
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	if !ok || r.ParseForm() != nil || !s.sameOrigin(r) || !s.cfg.Keys.CheckFormToken(me, r.PostForm.Get("csrf")) {
+		s.page(w, r, http.StatusForbidden, "error.html", pageView{Title: "Refused", Notice: refused})
+		return session.Session{}, false
+	}
+	return me, true
 }
 
 // sameOrigin refuses a cross-site POST: Sec-Fetch-Site, and Origin, when it names one, must be the base URL's.

@@ -104,10 +104,8 @@ func (s *Server) lookUpCode(ctx context.Context, owner, code string, v *pageView
 // agents; the user code works once either way.
 func (s *Server) deviceDecide(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	me, ok := s.session(r)
-	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	if !ok || r.ParseForm() != nil || !s.sameOrigin(r) || !s.cfg.Keys.CheckFormToken(me, r.PostForm.Get("csrf")) {
-		s.page(w, r, http.StatusForbidden, "error.html", pageView{Title: "Refused", Notice: "This decision did not come from Prickle's page, or you are not signed in. No runner was joined."})
+	me, ok := s.ownerForm(w, r, "This decision did not come from Prickle's page, or you are not signed in. No runner was joined.")
+	if !ok {
 		return
 	}
 	code := normalUserCode(r.PostForm.Get("code"))

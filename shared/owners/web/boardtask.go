@@ -1,7 +1,7 @@
 package web
 
 import (
-	"encoding/json"
+	"cmp"
 	"errors"
 	"net/http"
 	"net/url"
@@ -10,7 +10,6 @@ import (
 	"github.com/useprickle/prickle/shared/auth/session"
 	"github.com/useprickle/prickle/shared/domain/audit"
 	"github.com/useprickle/prickle/shared/domain/task"
-	"github.com/useprickle/prickle/shared/mcp/catalog"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -30,32 +29,18 @@ func (h *Handler) createTask(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxNewTaskForm)
-	if err := r.ParseForm(); err != nil || !h.sameOrigin(r) || !h.keys.CheckFormToken(me, r.PostForm.Get("csrf")) {
-		infoOf(r).outcome = "bad_csrf"
-		h.render(w, r, http.StatusForbidden, "room-message.html", &messageView{chrome: chrome{Title: "Refused", Me: me.Owner, CSRF: h.keys.FormToken(me)},
-			Heading: "Nothing was created", Notice: "This form did not come from Prickle's board. Open the board and use its form.", NoticeClass: "error"})
+	if !h.ownerForm(w, r, me, boardTaskForm) {
 		return
 	}
 	f := r.PostForm
-	args, err := json.Marshal(handOffArgs(p.Slug, f))
-	if err != nil {
-		h.failed(w, r, err)
+	in, why, err := toolInput[team.HandOffInput]("hand_off_task", handOffArgs(p.Slug, f))
+	if err != nil || h.cfg.Service == nil {
+		h.failed(w, r, cmp.Or(err, errNoService))
 		return
 	}
-	tool, _ := catalog.Lookup("hand_off_task")
-	if err := tool.ValidateInput(args); err != nil {
+	if why != "" {
 		infoOf(r).outcome = "invalid"
-		h.boardRefused(w, r, me, p, agents, http.StatusBadRequest, "invalid arguments for hand_off_task: "+err.Error())
-		return
-	}
-	var in team.HandOffInput
-	if err := json.Unmarshal(args, &in); err != nil {
-		h.failed(w, r, err)
-		return
-	}
-	if h.cfg.Service == nil {
-		h.failed(w, r, errNoService)
+		h.boardRefused(w, r, me, p, agents, http.StatusBadRequest, why)
 		return
 	}
 	out, err := h.cfg.Service.HandOffOnBoard(r.Context(), me.Owner, strings.TrimSpace(f.Get("requester")), decidedVia(audit.ViaBoard, me), in)

@@ -110,7 +110,7 @@ func viewAgentSpend(a modelspend.AgentSpend, me string) agentSpendView {
 // one of their agents in the project (cap empty: none).
 func (h *Handler) setCap(w http.ResponseWriter, r *http.Request) {
 	me, p, _, ok := h.projectPage(w, r)
-	if !ok || !h.ownerForm(w, r, me) {
+	if !ok || !h.ownerForm(w, r, me, projectForm) {
 		return
 	}
 	if h.cfg.Spend == nil {

@@ -215,19 +215,6 @@ func (h *Handler) ownersViewOf(r *http.Request, me session.Session, p team.Proje
 	return v, nil
 }
 
-// ownerForm checks a signed-in owner's POST on a project page: same origin,
-// the session's form token, a bounded body. On false it has written the 403.
-func (h *Handler) ownerForm(w http.ResponseWriter, r *http.Request, me session.Session) bool {
-	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	if err := r.ParseForm(); err != nil || !h.sameOrigin(r) || !h.keys.CheckFormToken(me, r.PostForm.Get("csrf")) {
-		infoOf(r).outcome = "bad_csrf"
-		h.render(w, r, http.StatusForbidden, "room-message.html", &messageView{chrome: chrome{Title: "Refused", Me: me.Owner, CSRF: h.keys.FormToken(me)},
-			Heading: "Nothing was changed", Notice: "This form did not come from Prickle's page. Open the page and use its buttons.", NoticeClass: "error"})
-		return false
-	}
-	return true
-}
-
 // ownersRefused shows the owners page again with why nothing changed.
 func (h *Handler) ownersRefused(w http.ResponseWriter, r *http.Request, me session.Session, p team.Project, why string) {
 	v, err := h.ownersViewOf(r, me, p)
@@ -262,7 +249,7 @@ func (h *Handler) ownersChanged(w http.ResponseWriter, r *http.Request, me sessi
 // (Its gate is alike setCap's and setBudget's on purpose: projectPage and ownerForm already hold the rules.)
 func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request) {
 	me, p, _, ok := h.projectPage(w, r)
-	if !ok || !h.ownerForm(w, r, me) {
+	if !ok || !h.ownerForm(w, r, me, projectForm) {
 		return
 	}
 	if h.cfg.Service == nil {
@@ -285,7 +272,7 @@ func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request) {
 // setBudget is POST /p/{project}/budgets: the signed-in owner's own budget.
 func (h *Handler) setBudget(w http.ResponseWriter, r *http.Request) {
 	me, p, _, ok := h.projectPage(w, r)
-	if !ok || !h.ownerForm(w, r, me) {
+	if !ok || !h.ownerForm(w, r, me, projectForm) {
 		return
 	}
 	limit, err := budget.Parse(r.PostForm.Get("limit"))

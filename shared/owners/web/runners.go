@@ -38,7 +38,7 @@ func (h *Handler) joinedRunnersOf(r *http.Request, me session.Session, agents []
 // a joined runner's token at once. Only the owner who joined it can.
 func (h *Handler) revokeRunner(w http.ResponseWriter, r *http.Request) {
 	me, p, _, ok := h.projectPage(w, r)
-	if !ok || !h.ownerForm(w, r, me) {
+	if !ok || !h.ownerForm(w, r, me, projectForm) {
 		return
 	}
 	j, err := h.cfg.Store.RevokeJoinedRunner(r.Context(), me.Owner, r.PathValue("runner"))

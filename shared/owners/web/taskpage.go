@@ -247,11 +247,7 @@ func (h *Handler) decideOnTask(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxDecideForm)
-	if err := r.ParseForm(); err != nil || !h.sameOrigin(r) || !h.keys.CheckFormToken(me, r.PostForm.Get("csrf")) {
-		infoOf(r).outcome = "bad_csrf"
-		h.render(w, r, http.StatusForbidden, "room-message.html", &messageView{chrome: chrome{Title: "Refused", Me: me.Owner, CSRF: h.keys.FormToken(me)},
-			Heading: "Nothing was decided", Notice: "This form did not come from the task page. Open the task and use its buttons.", NoticeClass: "error"})
+	if !h.ownerForm(w, r, me, decideForm) {
 		return
 	}
 	t, _, err := h.taskOf(r, me, r.PathValue("task"))

@@ -1,7 +1,7 @@
 package web
 
 import (
-	"encoding/json"
+	"cmp"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,7 +9,6 @@ import (
 	"github.com/useprickle/prickle/shared/auth/session"
 	"github.com/useprickle/prickle/shared/domain/audit"
 	"github.com/useprickle/prickle/shared/domain/task"
-	"github.com/useprickle/prickle/shared/mcp/catalog"
 	"github.com/useprickle/prickle/shared/team"
 )
 
@@ -33,24 +32,14 @@ func (h *Handler) reviewOnTask(w http.ResponseWriter, r *http.Request, me sessio
 	if fb := strings.TrimSpace(normalNewlines(r.PostForm.Get("feedback"))); fb != "" {
 		args["feedback"] = fb
 	}
-	raw, err := json.Marshal(args)
-	if err != nil {
-		h.failed(w, r, err)
+	in, why, err := toolInput[team.ReviewInput]("review_result", args)
+	if err != nil || h.cfg.Service == nil {
+		h.failed(w, r, cmp.Or(err, errNoService))
 		return
 	}
-	tool, _ := catalog.Lookup("review_result")
-	if err := tool.ValidateInput(raw); err != nil {
+	if why != "" {
 		infoOf(r).outcome = "invalid"
-		h.taskRefused(w, r, me, http.StatusBadRequest, "invalid arguments for review_result: "+err.Error())
-		return
-	}
-	var in team.ReviewInput
-	if err := json.Unmarshal(raw, &in); err != nil {
-		h.failed(w, r, err)
-		return
-	}
-	if h.cfg.Service == nil {
-		h.failed(w, r, errNoService)
+		h.taskRefused(w, r, me, http.StatusBadRequest, why)
 		return
 	}
 	_, err = h.cfg.Service.ReviewOnBoard(r.Context(), me.Owner, decidedVia(audit.ViaPage, me), in)
