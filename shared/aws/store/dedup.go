@@ -113,9 +113,10 @@ func (s *Store) Finish(ctx context.Context, target, eventID, holder string) erro
 // handler again; a claim that is done or held by another is left alone.
 func (s *Store) Release(ctx context.Context, target, eventID, holder string) error {
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                aws.String(s.tables.Directory),
-		Key:                      dedupKey(target, eventID),
-		ConditionExpression:      aws.String("holder = :holder AND #status = :claimed"),
+		TableName: aws.String(s.tables.Directory),
+		Key:       dedupKey(target, eventID),
+		// A claim already gone is released: the SDK's retry of a release that landed passes.
+		ConditionExpression:      aws.String("attribute_not_exists(pk) OR (holder = :holder AND #status = :claimed)"),
 		ExpressionAttributeNames: map[string]string{"#status": "status"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":claimed": stringValue(dedupClaimed), ":holder": stringValue(holder),

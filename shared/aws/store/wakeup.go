@@ -18,7 +18,7 @@ import (
 //	pk agent_id  sk wakeup_id (wakeup.PendingID: oldest first)
 //	task_id, reason, resumes_run, event_id, created_at; visible_at (unix
 //	millis: claimable when not after now); claim_hash (SHA-256 of the latest
-//	claim receipt), claims (how many), run_id and run_hash (the run the latest
+//	claim receipt), run_id and run_hash (the run the latest
 //	claim started and the SHA-256 of its token, ended when the wake-up is
 //	claimed again), done_at
 //	once acknowledged; ttl.
@@ -34,7 +34,6 @@ type wakeupRecord struct {
 	CreatedAt  string `dynamodbav:"created_at"`
 	VisibleAt  int64  `dynamodbav:"visible_at"`
 	ClaimHash  string `dynamodbav:"claim_hash,omitempty"`
-	Claims     int    `dynamodbav:"claims"`
 	RunID      string `dynamodbav:"run_id,omitempty"`
 	RunHash    string `dynamodbav:"run_hash,omitempty"`
 	DoneAt     string `dynamodbav:"done_at,omitempty"`
@@ -118,10 +117,10 @@ func (s *Store) ClaimWakeup(ctx context.Context, agent, id, claimHash string, no
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(s.tables.Wakeups),
 		Key:                 s.wakeupKey(agent, id),
-		UpdateExpression:    aws.String("SET claim_hash = :h, visible_at = :until ADD claims :one REMOVE run_id, run_hash"),
+		UpdateExpression:    aws.String("SET claim_hash = :h, visible_at = :until REMOVE run_id, run_hash"),
 		ConditionExpression: aws.String("attribute_exists(wakeup_id) AND attribute_not_exists(done_at) AND (visible_at <= :now OR claim_hash = :h)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":h": stringValue(claimHash), ":until": numberValue(until.UnixMilli()), ":now": numberValue(now.UnixMilli()), ":one": numberValue(1),
+			":h": stringValue(claimHash), ":until": numberValue(until.UnixMilli()), ":now": numberValue(now.UnixMilli()),
 		},
 		ReturnValues: types.ReturnValueUpdatedOld,
 	})
@@ -231,10 +230,11 @@ func (s *Store) HoldWakeups(ctx context.Context, agent string, now, until time.T
 	moved := 0
 	for _, id := range ids {
 		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                 aws.String(s.tables.Wakeups),
-			Key:                       s.wakeupKey(agent, id),
-			UpdateExpression:          aws.String("SET #ttl = :until"),
-			ConditionExpression:       aws.String("attribute_exists(wakeup_id) AND attribute_not_exists(done_at) AND #ttl < :until"),
+			TableName:        aws.String(s.tables.Wakeups),
+			Key:              s.wakeupKey(agent, id),
+			UpdateExpression: aws.String("SET #ttl = :until"),
+			// <=, so the SDK's retry of a move that landed passes and is counted.
+			ConditionExpression:       aws.String("attribute_exists(wakeup_id) AND attribute_not_exists(done_at) AND #ttl <= :until"),
 			ExpressionAttributeNames:  map[string]string{"#ttl": "ttl"},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":until": numberValue(until.Unix())},
 		})

@@ -62,17 +62,37 @@ func (s *Store) count(ctx context.Context, w windowCount) (bool, error) {
 	return true, nil
 }
 
-// clearCount deletes a window's counter and returns the requests it held (0 when there was none).
+// clearCount deletes a window's counter and returns the requests it held
+// (0 when there was none). It reads the count, then deletes the counter only
+// while it holds that many (another request counted in between: read
+// again), so the SDK's retry of a delete that landed finds it gone and the
+// count read stands.
 func (s *Store) clearCount(ctx context.Context, table, pk string, window time.Time) (int, error) {
-	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(table), Key: directoryKey(pk, sortableTime(window)), ReturnValues: types.ReturnValueAllOld,
-	})
-	if err != nil {
-		return 0, err
+	key := directoryKey(pk, sortableTime(window))
+	for range 5 {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return 0, err
+		}
+		if out.Item == nil {
+			return 0, nil
+		}
+		del := &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: key,
+			ConditionExpression: aws.String("attribute_not_exists(pk) OR attribute_not_exists(ids)")}
+		n := 0
+		if ids, ok := out.Item["ids"].(*types.AttributeValueMemberSS); ok {
+			n = len(ids.Value)
+			del.ConditionExpression = aws.String("attribute_not_exists(pk) OR size(ids) = :n")
+			del.ExpressionAttributeValues = map[string]types.AttributeValue{":n": numberValue(int64(n))}
+		}
+		_, err = s.db.DeleteItem(ctx, del)
+		if _, changed := failedCondition(err); changed {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		return n, nil
 	}
-	ids, _ := out.Attributes["ids"].(*types.AttributeValueMemberSS)
-	if ids == nil {
-		return 0, nil
-	}
-	return len(ids.Value), nil
+	return 0, fmt.Errorf("clear count %s: counted again while clearing, 5 times", pk)
 }
