@@ -1,6 +1,7 @@
 // Package house keeps the rules of the repository itself, each as a test:
 // no build output in git (no executable, nothing over 1 MB but the Team
-// Pulse picture), no source file over MaxFileLines, and docs/architecture.md
+// Pulse picture), no source file over MaxFileLines, at most MaxRepeats runs
+// of RepeatLines alike lines in product code, and docs/architecture.md
 // naming every package in one line.
 package house
 

@@ -194,3 +194,58 @@ func TestDocumentedCommandsExist(t *testing.T) {
 		}
 	}
 }
+
+func TestRepeats(t *testing.T) {
+	run := "a := 1\nb := 2\nc := a + b\nd := c * 2\ne := d - a\nf := e / b\n"
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		want  int
+	}{
+		{"none", map[string]string{"a.go": run, "b.go": "x := 1\n"}, 0},
+		{"one run in two files", map[string]string{"a.go": run, "b.go": "package b\n" + run}, 1},
+		{"a longer run is one repeat", map[string]string{"a.go": run + "g := f\n", "b.go": run + "g := f\n"}, 1},
+		{"white space and comments aside", map[string]string{"a.go": run, "b.go": strings.ReplaceAll(run, " := ", " :=   ") + "// note\n"}, 1},
+		{"imports do not count", map[string]string{"a.go": "import (\n\"a\"\n\"b\"\n\"c\"\n\"d\"\n\"e\"\n\"f\"\n)\n", "b.go": "import (\n\"a\"\n\"b\"\n\"c\"\n\"d\"\n\"e\"\n\"f\"\n)\n"}, 0},
+		{"five lines are not a repeat", map[string]string{"a.go": "a := 1\nb := 2\nc := 3\nd := 4\ne := 5\n", "b.go": "a := 1\nb := 2\nc := 3\nd := 4\ne := 5\n"}, 0},
+		{"twice in one file", map[string]string{"a.go": run + "z()\n" + run}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Repeats(c.files); len(got) != c.want {
+				t.Errorf("Repeats = %v, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+// TestFewRepeatsInProductCode reads what ships (functions, shared, infra/cmd,
+// infra/routing, infra/slack; no tests, no test kits, no development
+// harness) for runs of RepeatLines alike lines.
+func TestFewRepeatsInProductCode(t *testing.T) {
+	out, err := exec.Command("git", "-C", root, "ls-files", "functions", "shared", "infra/cmd", "infra/routing", "infra/slack").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	kit := regexp.MustCompile(`(^|/)[a-z]*test/`)
+	files := map[string]string{}
+	for _, p := range strings.Fields(string(out)) {
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || kit.MatchString(p) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(root, p))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[p] = string(b)
+	}
+	reps := Repeats(files)
+	for _, r := range reps {
+		t.Logf("repeat: %s", r)
+	}
+	if len(reps) > MaxRepeats {
+		t.Errorf("%d runs of %d or more alike lines in product code, at most %d: make one piece of code serve, or say in a comment why the two stand apart", len(reps), RepeatLines, MaxRepeats)
+	}
+}
