@@ -9,7 +9,8 @@
 //   run's picture and claims the file; read_room lists it in alice/writer's pulse, with her task and her
 //   branch, and the claim outlives her run (the task goes on). alice/builder's model then edits the same
 //   file with Gemini CLI's `replace`: the gate stops it before it happens, naming alice/writer, and
-//   alice/builder's file is unchanged.
+//   alice/builder's file is unchanged;
+//   the same with Copilot CLI as alice/builder: its `edit` of a file qwen's shell changed is stopped.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -30,13 +31,15 @@ const BUILDER = 'alice/builder';
 const HELLO = "export const greeting = 'hello';\n";
 const RUN = uniq('s');
 const APP = `src/a-${RUN}.ts`;
+const APP2 = `src/b-${RUN}.ts`;
+const COPILOT = bin('copilot');
 const pick = (a) => a[Math.floor(Math.random() * a.length)];
 const own = (prefix, ...more) => ['read_room', 'get_task', 'accept_task', 'save_checkpoint', 'return_result', 'review_result', 'update_pulse', 'request_step']
   .map((t) => prefix + t).concat(more);
 
 const { stack, skipReason: stackSkip } = await loadStack();
 let skipReason = stackSkip;
-for (const [path, what] of [[QWEN, 'Qwen Code (npm ci in infra/dev/e2e)'], [GEMINI, 'Gemini CLI (npm ci in infra/dev/e2e)']]) {
+for (const [path, what] of [[QWEN, 'Qwen Code (npm ci in infra/dev/e2e)'], [GEMINI, 'Gemini CLI (npm ci in infra/dev/e2e)'], [COPILOT, 'Copilot CLI (npm ci in infra/dev/e2e)']]) {
   if (!skipReason && !existsSync(path)) {
     skipReason = `no ${what} at ${path}`;
     if (IN_CI) throw new Error(`CI: ${skipReason}`);
@@ -51,8 +54,16 @@ for (const [path, what] of [[QWEN, 'Qwen Code (npm ci in infra/dev/e2e)'], [GEMI
  * once `release()` is called).
  */
 function shellModel(cloneOf) {
-  let open;
-  const shellDone = new Promise((done) => { open = done; });
+  const gates = new Map();
+  const gate = (taskId) => {
+    if (!gates.has(taskId)) {
+      let open;
+      const p = new Promise((done) => { open = done; });
+      gates.set(taskId, { p, open });
+    }
+    return gates.get(taskId);
+  };
+  const qwenTasks = []; // the first qwen task writes APP, the next APP2
   const turn = async (conv, { api }) => {
     if (!conv.tools.length) return { text: 'Nothing to do in this request.' };
     const woke = conv.messages.filter((m) => m.role === 'user').map((m) => WOKE.exec(m.text)).find(Boolean);
@@ -71,28 +82,36 @@ function shellModel(cloneOf) {
       if (conv.tools.includes('tool_call')) return { calls: [{ name: 'tool_call', args: { name: 'mcp__prickle__accept_task', arguments: args } }] };
       return { text: `No accept_task among ${conv.tools.join(', ')}` };
     }
-    const name = api === 'gemini' ? 'replace' : 'run_shell_command';
+    const role = api === 'gemini' ? 'gemini' : conv.tools.includes('run_shell_command') ? 'qwen' : 'copilot';
+    const copilotEdit = conv.tools.includes('edit') ? 'edit' : 'str_replace_editor';
+    const name = { gemini: 'replace', qwen: 'run_shell_command', copilot: copilotEdit }[role];
+    if (role === 'qwen' && !qwenTasks.includes(taskId)) qwenTasks.push(taskId);
+    const file = role === 'qwen' ? [APP, APP2][qwenTasks.indexOf(taskId)] : role === 'copilot' ? APP2 : APP;
     const mine = calls.filter((c) => c.name === name);
     if (mine.length === 0) {
-      if (api === 'gemini') {
+      if (role === 'copilot') {
+        const args = { path: join(cloneOf(BUILDER), file), old_str: "'hello'", new_str: `'hello from ${taskId} ${Math.random().toString(36).slice(2, 8)}'` };
+        return { calls: [{ name, args: name === 'edit' ? args : { command: 'str_replace', ...args } }] };
+      }
+      if (role === 'gemini') {
         return { calls: [{ name, args: { file_path: join(cloneOf(BUILDER), APP), instruction: pick(['Greet the builder.', 'Change the greeting.']),
           old_string: "'hello'", new_string: `'hello from ${taskId} ${Math.random().toString(36).slice(2, 8)}'` } }] };
       }
-      const command = `printf '%s\\n' ${pick(['"from the shell"', '"shell edit"', '"written by printf"'])}-${Math.random().toString(36).slice(2, 8)} > ${APP}`;
+      const command = `printf '%s\\n' ${pick(['"from the shell"', '"shell edit"', '"written by printf"'])}-${Math.random().toString(36).slice(2, 8)} > ${file}`;
       const shell = { name, args: { command, description: pick(['Write the file with the shell', 'Rewrite the module', 'Replace its contents']) } };
       // Sometimes beside a read, in one message (parallel calls).
       return { calls: Math.random() < 0.5 ? [{ name: 'read_file', args: { file_path: '/etc/hostname' } }, shell] : [shell] };
     }
     const said = resultOf(mine.at(-1))?.text || '';
     // qwen's run goes on until the test has seen the claim: it was made after the call, not at the run's end.
-    if (api !== 'gemini') await shellDone;
+    if (role === 'qwen') await gate(taskId).p;
     return { text: `${name} answered: ${said.slice(0, 400)}` };
   };
-  turn.release = () => open();
+  turn.release = (taskId) => gate(taskId).open();
   return turn;
 }
 
-describe('prickle-runner: what a shell call changed is claimed, and a teammate\'s edit of it stopped (qwen, gemini)', { skip: skipUnlessStack(skipReason), timeout: 600_000 }, () => {
+describe('prickle-runner: what a shell call changed is claimed, and a teammate\'s edit of it stopped (qwen, gemini, copilot)', { skip: skipUnlessStack(skipReason), timeout: 600_000 }, () => {
   const base = stack?.url.replace(/\/mcp$/, '');
   let dir;
   let runnerBin;
@@ -133,6 +152,7 @@ describe('prickle-runner: what a shell call changed is claimed, and a teammate\'
     mkdirSync(join(origin, 'src'), { recursive: true });
     git(dir, 'init', '-q', '-b', 'main', origin);
     writeFileSync(join(origin, APP), HELLO);
+    writeFileSync(join(origin, APP2), HELLO);
     git(origin, 'add', '.');
     git(origin, 'commit', '-q', '-m', 'hello');
     for (const agent of [WRITER, BUILDER]) {
@@ -157,7 +177,7 @@ describe('prickle-runner: what a shell call changed is claimed, and a teammate\'
   });
 
   after(async () => {
-    script?.release();
+    for (const id of handedOff) script?.release(id);
     for (const r of runners) await r.stop();
     if (stack) {
       for (const id of handedOff) {
@@ -197,7 +217,7 @@ describe('prickle-runner: what a shell call changed is claimed, and a teammate\'
     assert.equal(held.branch, 'feature/writer', 'and the branch of the run\'s checkout');
     assert.notEqual(readFileSync(join(cloneOf(WRITER), APP), 'utf8'), HELLO, 'the shell changed the file');
     assert.equal(w.linesFor('run end', (l) => l.task === mine).length, 0, 'claimed while the run goes on: by the post-tool hook');
-    model.release();
+    model.release(mine);
     const ended = await w.runEnded(mine, 'task_routed');
     assert.equal(ended.exit_code, 0);
     assert.ok((await pulseOf(WRITER)).files.includes(APP), 'the claim outlives the run: the task goes on');
@@ -217,5 +237,31 @@ describe('prickle-runner: what a shell call changed is claimed, and a teammate\'
     assert.equal(readFileSync(join(cloneOf(BUILDER), APP), 'utf8'), HELLO, 'alice/builder\'s file is unchanged');
     assert.ok(!((await pulseOf(BUILDER))?.files || []).includes(APP), 'alice/builder does not hold it');
     assert.ok((await pulseOf(WRITER)).files.includes(APP), 'alice/writer keeps it');
+    await w.stop();
+    await g.stop();
+  });
+
+  test('copilot: its edit of a file qwen\'s shell changed is stopped by its gate, alice/writer named', async () => {
+    const w = await agentRunner(WRITER, 'qwen', QWEN, own('mcp__prickle__', 'tool_search', 'read_file', 'run_shell_command'),
+      { OPENAI_BASE_URL: `${model.url}/v1`, OPENAI_API_KEY: 'test', OPENAI_MODEL: 'mock-model' });
+    const mine = await handOff(WRITER, 'Rewrite the other module with the shell');
+    assert.ok(await eventually(async () => ((await pulseOf(WRITER))?.files || []).includes(APP2), { timeoutMs: RUN_WAIT_MS, intervalMs: 500 }),
+      `read_room lists ${APP2} in ${WRITER}'s pulse`);
+    model.release(mine);
+    await w.runEnded(mine, 'task_routed');
+
+    const c = await agentRunner(BUILDER, 'copilot', COPILOT, own('prickle-', 'view', 'glob', 'grep', 'report_intent', 'edit', 'create', 'str_replace_editor'), {
+      COPILOT_OFFLINE: 'true', COPILOT_PROVIDER_BASE_URL: `${model.url}/v1`, COPILOT_PROVIDER_API_KEY: 'test', COPILOT_MODEL: 'mock-model',
+      XDG_CACHE_HOME: join(tmpdir(), 'prickle-e2e-copilot-cache') });
+    const theirs = await handOff(BUILDER, 'Change the other greeting');
+    const done = await c.runEnded(theirs, 'task_routed');
+    assert.equal(done.exit_code, 0);
+    const copilotCalls = new Set(model.requests.filter((q) => q.conversation.tools.includes('bash'))
+      .flatMap((q) => q.conversation.messages.flatMap((m) => m.calls)).filter((k) => k.name === 'edit' || k.name === 'str_replace_editor').map((k) => k.id));
+    const answered = model.requests.filter((q) => q.conversation.tools.includes('bash')).flatMap((q) => q.conversation.messages.flatMap((m) => m.results))
+      .filter((r) => copilotCalls.has(r.id)).map((r) => r.text);
+    assert.ok(answered.some((t) => t.includes(`${WRITER} holds ${APP2} for task ${mine}`)), `copilot's edit was stopped, alice/writer named: ${JSON.stringify(answered)}`);
+    assert.equal(readFileSync(join(cloneOf(BUILDER), APP2), 'utf8'), HELLO, 'alice/builder\'s file is unchanged');
+    assert.ok(!((await pulseOf(BUILDER))?.files || []).includes(APP2), 'alice/builder does not hold it');
   });
 });
