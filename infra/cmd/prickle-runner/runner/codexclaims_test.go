@@ -92,3 +92,29 @@ func TestCodexPatchClaims(t *testing.T) {
 		})
 	}
 }
+
+func TestCodexCommandChangesClaimed(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string
+		claimed bool
+	}{
+		{"a file the command wrote is claimed", "src/gen.ts", true},
+		{"a teammate's file it wrote is not: the holder keeps it", "src/held.ts", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newClaimRig(t, pulse.GuardDeny)
+			r.room.entries = []pulse.Entry{{AgentID: "bob/coder", Project: "website-v2", Files: []string{"src/held.ts"}, UpdatedAt: time.Now()}}
+			env := codexEnv{RunToken: r.env.RunToken, RunID: "run_1", TaskID: r.ce.TaskID, Project: r.ce.Project, SessionDir: r.session}
+			h := newCodexHost(CodexOptions{Poll: time.Hour, PollMax: time.Hour}, env, r.root, stepsRoom{&fakeSteps{}, r.room}, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+			markTree(context.Background(), r.session, r.root)
+			write(t, r.root, tc.file, "generated\n")
+			h.claimCommandChanges(context.Background())
+			own := r.room.own()
+			if got := own != nil && slices.Contains(own.Files, tc.file); got != tc.claimed {
+				t.Fatalf("claimed %v, want %v (pulse %+v)", got, tc.claimed, own)
+			}
+		})
+	}
+}
