@@ -15,7 +15,8 @@
 // runner started (the claude template installs it); it is not run by hand.
 //
 // `prickle-runner hook --cli <qwen|gemini|copilot>` is the gate of those
-// templates' runs, and `prickle-runner agent-run` what they start.
+// templates' runs (with --after, their post-tool hook, which claims what a
+// shell call changed), and `prickle-runner agent-run` what they start.
 //
 // `prickle-runner codex-run` is what the codex template starts for a run:
 // it hosts `codex app-server` and asks the owner before Codex's calls.
@@ -37,6 +38,10 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == runner.HookCommand && runner.AgentHookCLI(os.Args[2:]) != "" && runner.AgentHookAfter(os.Args[2:]) {
+		// Their post-tool hook: what a shell call changed is claimed.
+		os.Exit(runner.AgentAfterHook(context.Background(), runner.AgentHookCLI(os.Args[2:]), os.Stdin, os.Stdout, os.Getenv))
+	}
 	if len(os.Args) > 2 && os.Args[1] == runner.HookCommand && runner.AgentHookCLI(os.Args[2:]) != "" {
 		// The gate of the qwen, gemini and copilot templates: always one
 		// well-formed answer, a deny on any error (a crash is denied by the

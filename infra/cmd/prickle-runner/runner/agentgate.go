@@ -120,7 +120,15 @@ func AgentHook(ctx context.Context, cliName string, in io.Reader, out io.Writer,
 		return 2
 	}
 	steps := RunMCP(getenv("PRICKLE_MCP_URL"), gateStepTimeout)
-	return runGate(ctx, cli, in, out, HookEnvFrom(getenv), steps, getenv(gateFaultEnv), cli.gateLimit())
+	claims := gateClaims{ce: ClaimEnvFrom(getenv), room: RunMCP(getenv("PRICKLE_MCP_URL"), roomTimeout)}
+	return runGateWith(ctx, cli, in, out, HookEnvFrom(getenv), steps, claims, getenv(gateFaultEnv), cli.gateLimit())
+}
+
+// gateClaims is what the gate claims and guards edits with (claimgate.go):
+// a zero gateClaims claims nothing.
+type gateClaims struct {
+	ce   ClaimEnv
+	room Room
 }
 
 // onceWriter writes one answer only: the first of the gate's own answer and
@@ -146,12 +154,17 @@ func (w *onceWriter) write(b []byte) bool {
 // answered by then, the deny is written and the gate returns at once (its
 // asks are left to the context's end).
 func runGate(ctx context.Context, cli agentCLI, in io.Reader, out io.Writer, env HookEnv, steps Steps, fault string, limit time.Duration) int {
+	return runGateWith(ctx, cli, in, out, env, steps, gateClaims{}, fault, limit)
+}
+
+// runGateWith is runGate with file claims.
+func runGateWith(ctx context.Context, cli agentCLI, in io.Reader, out io.Writer, env HookEnv, steps Steps, claims gateClaims, fault string, limit time.Duration) int {
 	w := &onceWriter{out: out}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	done := make(chan gateAnswer, 1)
 	go func() {
-		a, err := gate(ctx, cli, in, env, steps, fault)
+		a, err := gate(ctx, cli, in, env, steps, claims, fault)
 		if err != nil {
 			a = gateAnswer{Reason: clip(gateFailed+" ("+err.Error()+")", 1000)}
 		}
@@ -177,7 +190,7 @@ func gateStillWaitingOr(ctx context.Context) string {
 }
 
 // gate decides one call.
-func gate(ctx context.Context, cli agentCLI, in io.Reader, env HookEnv, steps Steps, fault string) (gateAnswer, error) {
+func gate(ctx context.Context, cli agentCLI, in io.Reader, env HookEnv, steps Steps, claims gateClaims, fault string) (gateAnswer, error) {
 	switch fault {
 	case "":
 	case "hang":
@@ -197,9 +210,17 @@ func gate(ctx context.Context, cli agentCLI, in io.Reader, env HookEnv, steps St
 	if err != nil {
 		return gateAnswer{}, err
 	}
-	if c.Skip || allowListed(c.Tool, env.Allowed) {
+	if c.Skip {
 		return gateAnswer{Allow: true}, nil
 	}
+	g := guardEdit(ctx, cli, c, env, claims.ce, claims.room)
+	if g.deny != "" {
+		return gateAnswer{Reason: g.deny}, nil
+	}
+	if !g.ask && allowListed(c.Tool, env.Allowed) {
+		return gateAnswer{Allow: true, Note: g.goneAhead(ctx, cli, c.Tool, nil)}, nil
+	}
+	steps = g.steps(steps)
 	if env.RunToken == "" {
 		return gateAnswer{Reason: "prickle-runner: this run has no run token; nothing can be asked of your owner, so the call was not made"}, nil
 	}
@@ -232,9 +253,9 @@ func gate(ctx context.Context, cli agentCLI, in io.Reader, env HookEnv, steps St
 		return gateAnswer{Reason: editedCallMessage(ask.ToolName, ans.UpdatedInput, ans.Message)}, nil
 	case ans.Behavior == "allow" && edited(ask.ToolName, ask.Input, ans.UpdatedInput):
 		note := "Prickle: your owner edited this call before allowing it; it ran as " + string(ans.UpdatedInput)
-		return gateAnswer{Allow: true, Reason: ans.Message, Input: ans.UpdatedInput, Note: note}, nil
+		return gateAnswer{Allow: true, Reason: ans.Message, Input: ans.UpdatedInput, Note: joinNotes(note, g.goneAhead(ctx, cli, c.Tool, ans.UpdatedInput))}, nil
 	case ans.Behavior == "allow":
-		return gateAnswer{Allow: true, Reason: ans.Message}, nil
+		return gateAnswer{Allow: true, Reason: ans.Message, Note: g.goneAhead(ctx, cli, c.Tool, nil)}, nil
 	}
 	msg := ans.Message
 	if msg == "" {

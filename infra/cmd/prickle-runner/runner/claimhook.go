@@ -9,6 +9,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/useprickle/prickle/shared/domain/pulse"
@@ -27,6 +28,10 @@ import (
 
 // EditTools are the Claude Code tools whose calls claim and are guarded.
 var EditTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit"}
+
+// ClaudeShellTool is Claude Code's shell: after each call its PostToolUse
+// hook claims what the call changed in the work tree.
+const ClaudeShellTool = "Bash"
 
 // roomTimeout bounds the hook's reads and writes of Team Pulse for one call.
 const roomTimeout = 30 * time.Second
@@ -92,6 +97,17 @@ func GuardedHook(ctx context.Context, in io.Reader, out io.Writer, env HookEnv, 
 	defer cancelAll()
 	plain := func(w io.Writer, e HookEnv, s Steps) error { return RunHook(ctx, bytes.NewReader(b), w, e, s) }
 	var call editCall
+	if len(b) <= maxHookInput && json.Unmarshal(b, &call) == nil && call.Event == "PostToolUse" {
+		// After a shell call: what it changed in the work tree is claimed (shellclaims.go).
+		if call.ToolName != ClaudeShellTool {
+			return nil
+		}
+		if note := shellChanged(ctx, env, ce, room); note != "" {
+			_, err := out.Write(append(afterContext("PostToolUse", note), '\n'))
+			return err
+		}
+		return nil
+	}
 	if len(b) > maxHookInput || json.Unmarshal(b, &call) != nil || (call.Event != "" && call.Event != "PreToolUse") ||
 		!slices.Contains(EditTools, call.ToolName) || env.RunToken == "" || env.SessionDir == "" || ce.Project == "" || ce.ProjectDir == "" {
 		return plain(out, env, steps)
@@ -188,31 +204,37 @@ func (c *claimer) askThenClaim(ctx context.Context, out io.Writer, plain func(io
 	return err
 }
 
-// claimIfFree claims rel unless a teammate holds it now; a note for the model when it could not.
-func (c *claimer) claimIfFree(ctx context.Context, rel string) string {
+// claimIfFree claims rels but those a teammate holds now; a note for the model when it could not.
+func (c *claimer) claimIfFree(ctx context.Context, rels ...string) string {
 	write, cancel := context.WithTimeout(ctx, roomTimeout)
 	defer cancel()
 	unlock, err := lockClaims(filepath.Dir(c.env.SessionDir))
 	if err != nil {
-		return "prickle-runner could not claim " + rel + " on Team Pulse (" + err.Error() + ")."
+		return "prickle-runner could not claim " + strings.Join(rels, ", ") + " on Team Pulse (" + err.Error() + ")."
 	}
 	defer unlock()
 	entries, err := c.room.Pulse(write, c.env.RunToken, c.ce.Project)
 	if err != nil {
-		return clip("prickle-runner could not claim "+rel+" on Team Pulse ("+err.Error()+"): teammates are not warned off it.", 1000)
+		return clip("prickle-runner could not claim "+strings.Join(rels, ", ")+" on Team Pulse ("+err.Error()+"): teammates are not warned off it.", 1000)
 	}
-	if holderOf(entries, c.settings.Agent, c.root, rel, c.now(), window(c.settings)) != nil {
-		return "" // the owner allowed the edit; the holder keeps the file
-	}
-	return c.claim(write, entries, rel)
+	// The owner allowed the edit of a held file: the holder keeps it.
+	free := slices.DeleteFunc(slices.Clone(rels), func(rel string) bool {
+		return holderOf(entries, c.settings.Agent, c.root, rel, c.now(), window(c.settings)) != nil
+	})
+	return c.claim(write, entries, free...)
 }
 
-// claim adds rel to the task's claims and reports the agent's pulse with
+// claim adds rels to the task's claims and reports the agent's pulse with
 // them (and what else its live pulse listed), the task and the branch; the
 // claims lock is held. A note for the model when it could not.
-func (c *claimer) claim(ctx context.Context, entries []pulse.Entry, rel string) string {
-	if len(rel) > MaxPulseFile {
-		return fmt.Sprintf("prickle-runner: %s is a path over %d characters; Team Pulse cannot list it, so it is not claimed.", clip(rel, 80)+"…", MaxPulseFile)
+func (c *claimer) claim(ctx context.Context, entries []pulse.Entry, rels ...string) string {
+	for _, rel := range rels {
+		if len(rel) > MaxPulseFile {
+			return fmt.Sprintf("prickle-runner: %s is a path over %d characters; Team Pulse cannot list it, so it is not claimed.", clip(rel, 80)+"…", MaxPulseFile)
+		}
+	}
+	if len(rels) == 0 {
+		return ""
 	}
 	now, me, win := c.now(), c.settings.Agent, window(c.settings)
 	prev, _ := LoadClaims(c.env.SessionDir) // unreadable: the task starts claiming afresh
@@ -225,9 +247,15 @@ func (c *claimer) claim(ctx context.Context, entries []pulse.Entry, rel string) 
 			}
 		}
 	}
-	mine = withFile(mine, rel)
+	for _, rel := range rels {
+		mine = withFile(mine, rel)
+	}
+	what := rels[0]
+	if len(rels) > 1 {
+		what = fmt.Sprintf("%s and %d more files", rels[0], len(rels)-1)
+	}
 	_ = SaveClaims(c.env.SessionDir, Claims{Agent: me, Project: c.ce.Project, TaskID: c.ce.TaskID, Files: mine, UpdatedAt: now.UTC()})
-	u := PulseUpdate{Project: c.ce.Project, Availability: "working", Doing: "Editing " + rel, TaskID: &c.ce.TaskID, Files: mine}
+	u := PulseUpdate{Project: c.ce.Project, Availability: "working", Doing: "Editing " + what, TaskID: &c.ce.TaskID, Files: mine}
 	if own := ownEntry(entries, me, now, win); own != nil {
 		u.Files = pulseFiles(own.Files, mine)
 		if own.TaskID != nil && *own.TaskID == c.ce.TaskID {
@@ -243,7 +271,7 @@ func (c *claimer) claim(ctx context.Context, entries []pulse.Entry, rel string) 
 		u.Branch = &b
 	}
 	if err := c.room.UpdatePulse(ctx, c.env.RunToken, u); err != nil {
-		return clip("prickle-runner could not claim "+rel+" on Team Pulse ("+err.Error()+"): teammates are not warned off it.", 1000)
+		return clip("prickle-runner could not claim "+what+" on Team Pulse ("+err.Error()+"): teammates are not warned off it.", 1000)
 	}
 	return ""
 }

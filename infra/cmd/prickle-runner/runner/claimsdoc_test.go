@@ -27,6 +27,9 @@ func TestTheDocStatesTheRules(t *testing.T) {
 		fmt.Sprintf("(%d minutes unless the project sets another", int(team.DefaultPulseStaleAfter.Minutes())),
 		fmt.Sprintf("| `%s` (default) |", pulse.DefaultGuard),
 		"`POST " + ProjectPath + "`",
+		fmt.Sprintf("at most %d paths are claimed per call", maxShellClaims),
+		fmt.Sprintf("up to %d paths", maxTreeEntries),
+		"`" + treeFile + "`",
 	}
 	var tools []string
 	for _, tool := range EditTools {

@@ -10,7 +10,8 @@ import (
 )
 
 // claudeSettings is the settings file (--settings) a Claude Code run gets:
-// Prickle's PreToolUse hook for every tool, which is this runner's own
+// Prickle's PreToolUse hook for every tool, and its PostToolUse hook after
+// Bash (which claims what the command changed), both this runner's own
 // `prickle-runner hook`. The same file is given when the session resumes.
 const claudeSettings = "claude-settings.json"
 
@@ -69,6 +70,11 @@ func writeHookSettings(dir, self string) (string, error) {
 	}
 	settings := map[string]any{"hooks": map[string]any{"PreToolUse": []any{map[string]any{
 		"matcher": "*",
+		"hooks": []any{map[string]any{
+			"type": "command", "command": shellQuote(self) + " " + HookCommand, "timeout": hookTimeoutSeconds,
+		}},
+	}}, "PostToolUse": []any{map[string]any{
+		"matcher": ClaudeShellTool,
 		"hooks": []any{map[string]any{
 			"type": "command", "command": shellQuote(self) + " " + HookCommand, "timeout": hookTimeoutSeconds,
 		}},

@@ -244,6 +244,9 @@ func (h *codexHost) dispatch(rpc *rpcConn) {
 				h.items.Started(p.Item)
 			} else {
 				h.items.Completed(p.Item.ID)
+				if p.Item.Type == "commandExecution" {
+					go h.claimCommandChanges(context.Background())
+				}
 			}
 		case m.Method == "turn/completed":
 			var p struct {

@@ -53,6 +53,23 @@ func (h *codexHost) approve(ctx context.Context, rpc *rpcConn, m rpcMessage) {
 	if a.Ask.ToolUseID == "" {
 		a.Ask.ToolUseID = "codex-request-" + strings.Trim(string(m.ID), `"`)
 	}
+	var claims patchGuard
+	if a.Ask.ToolName == CodexPatchTool {
+		// File claims (codexclaims.go): a change of a file a teammate holds.
+		it, _ := h.items.get(fileItemID(m.Params))
+		if claims = h.guardPatch(ctx, codexPatchFiles(it.Changes)); claims.deny != "" {
+			h.log.Info("approval declined: a teammate holds the file", "tool_name", a.Ask.ToolName, "why", claims.deny)
+			if reply(false) {
+				h.mu.Lock()
+				h.refusals = append(h.refusals, refusal{Ask: a.Ask, Message: claims.deny})
+				h.mu.Unlock()
+			}
+			return
+		}
+		if claims.reason != "" {
+			a.Ask.Reason = clip(claims.reason, maxReason)
+		}
+	}
 	asked := time.Now()
 	h.log.Info("approval asked", "tool_name", a.Ask.ToolName, "does", step.Summary(a.Ask.ToolName, a.Ask.Input),
 		"input", clip(string(a.Ask.Input), 1000), "tool_use_id", a.Ask.ToolUseID, "reason", a.Ask.Reason, "pid", os.Getpid())
@@ -79,6 +96,9 @@ func (h *codexHost) approve(ctx context.Context, rpc *rpcConn, m rpcMessage) {
 	}
 	if err := h.session.SetOpen(nil); err != nil {
 		h.log.Warn("cannot clear the open call", "error", err.Error())
+	}
+	if allow {
+		h.claimPatch(ctx, claims)
 	}
 	decision := "accept"
 	if !allow {

@@ -59,11 +59,14 @@ func ParseCodexArgs(args []string) (CodexOptions, error) {
 // codexEnv is a run's inputs, from the environment the runner gives it.
 type codexEnv struct {
 	MCPURL, RunToken, RunID, TaskID, Prompt, SessionDir string
+	// Project is the run's project (its file claims); none claims nothing.
+	Project string
 }
 
 func codexEnvFrom(getenv func(string) string) (codexEnv, error) {
 	e := codexEnv{MCPURL: getenv("PRICKLE_MCP_URL"), RunToken: getenv("PRICKLE_RUN_TOKEN"), RunID: getenv("PRICKLE_RUN_ID"),
-		TaskID: getenv("PRICKLE_TASK_ID"), Prompt: getenv("PRICKLE_PROMPT"), SessionDir: getenv("PRICKLE_SESSION_DIR")}
+		TaskID: getenv("PRICKLE_TASK_ID"), Prompt: getenv("PRICKLE_PROMPT"), SessionDir: getenv("PRICKLE_SESSION_DIR"),
+		Project: getenv("PRICKLE_PROJECT")}
 	var missing []string
 	for _, kv := range [][2]string{{"PRICKLE_MCP_URL", e.MCPURL}, {"PRICKLE_RUN_TOKEN", e.RunToken}, {"PRICKLE_RUN_ID", e.RunID},
 		{"PRICKLE_TASK_ID", e.TaskID}, {"PRICKLE_PROMPT", e.Prompt}, {"PRICKLE_SESSION_DIR", e.SessionDir}} {

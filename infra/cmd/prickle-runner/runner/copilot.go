@@ -53,18 +53,45 @@ func (copilotCLI) parse(b []byte) (gateCall, error) {
 
 func (copilotCLI) answer(a gateAnswer) []byte {
 	o := struct {
-		Decision     string          `json:"permissionDecision"`
-		Reason       string          `json:"permissionDecisionReason,omitempty"`
-		ModifiedArgs json.RawMessage `json:"modifiedArgs,omitempty"`
+		Decision          string          `json:"permissionDecision"`
+		Reason            string          `json:"permissionDecisionReason,omitempty"`
+		ModifiedArgs      json.RawMessage `json:"modifiedArgs,omitempty"`
+		AdditionalContext string          `json:"additionalContext,omitempty"`
 	}{Decision: "deny", Reason: a.Reason}
 	if a.Allow {
 		o.Decision = "allow"
 		o.ModifiedArgs = a.Input
+		o.AdditionalContext = a.Note
 	}
 	b, err := json.Marshal(o)
 	if err != nil {
 		b, _ = json.Marshal(map[string]string{"permissionDecision": "deny", "permissionDecisionReason": gateFailed})
 	}
+	return b
+}
+
+// Copilot CLI's edit tools (edit and str_replace, create, and
+// str_replace_editor but for its view) name their file path; its shells
+// are bash and write_bash, after which its postToolUse hook claims.
+func (copilotCLI) editedFile(tool string, input json.RawMessage) string {
+	switch tool {
+	case "edit", "str_replace", "create":
+	case "str_replace_editor":
+		if fileArg(input, "command") == "view" {
+			return ""
+		}
+	default:
+		return ""
+	}
+	return fileArg(input, "path")
+}
+
+func (copilotCLI) shellTool(tool string) bool { return tool == "bash" || tool == "write_bash" }
+
+func (copilotCLI) afterAnswer(note string) []byte {
+	b, _ := json.Marshal(struct {
+		AdditionalContext string `json:"additionalContext,omitempty"`
+	}{note}) // a string: cannot fail
 	return b
 }
 
@@ -84,6 +111,8 @@ func (copilotCLI) loginFiles() []string { return nil }
 func (c copilotCLI) prepare(r *agentRun) error {
 	settings := map[string]any{"hooks": map[string]any{"preToolUse": []any{map[string]any{
 		"type": "command", "bash": gateCommand(r.self, c.name()), "timeoutSec": int(c.hookTimeout() / time.Second),
+	}}, "postToolUse": []any{map[string]any{
+		"type": "command", "bash": afterCommand(r.self, c.name()), "timeoutSec": int(c.hookTimeout() / time.Second),
 	}}}}
 	if err := writeSecretJSON(filepath.Join(r.cliHome, "settings.json"), settings); err != nil {
 		return err

@@ -66,7 +66,12 @@ func (r *Runner) execute(d *delivery) {
 
 	sessionDir := SessionDir(r.Config.StateDir, view.Party(w.Reason), w.TaskID)
 	run := r.session(sessionDir, w)
+	// The work tree as the run starts: what its shell changes is claimed against it (shellclaims.go).
+	ctx, cancel = calls()
+	markTree(ctx, sessionDir, project.Dir)
+	cancel()
 	exit, res := r.runAgent(project, view.Project, w, sessionDir, &run, logFile, logPath)
+	r.claimTreeAtEnd(w, sessionDir, project.Dir, view.Project)
 	how := exit.Describe(r.Config.RunTimeout)
 	paused := res.paused
 	if paused != nil {

@@ -35,6 +35,9 @@ func (geminiCLI) parse(b []byte) (gateCall, error) {
 	if err := json.Unmarshal(b, &h); err != nil {
 		return gateCall{}, errors.New("the hook's input is not JSON")
 	}
+	if h.Event == "AfterTool" {
+		return gateCall{Tool: h.ToolName, Input: h.ToolInput, Skip: true}, nil
+	}
 	if h.Event != "" && h.Event != "BeforeTool" {
 		return gateCall{Skip: true}, nil
 	}
@@ -57,7 +60,7 @@ func (geminiCLI) answer(a gateAnswer) []byte {
 	}{Decision: "deny", Reason: a.Reason}
 	if a.Allow {
 		o.Decision = "allow"
-		if len(a.Input) > 0 {
+		if len(a.Input) > 0 || a.Note != "" {
 			o.HookSpecificOutput = &specific{HookEventName: "BeforeTool", ToolInput: a.Input, AdditionalContext: a.Note}
 		}
 	}
@@ -67,6 +70,19 @@ func (geminiCLI) answer(a gateAnswer) []byte {
 	}
 	return b
 }
+
+// Gemini CLI's edit tools (write_file, replace) name their file file_path;
+// its shell is run_shell_command, after which its AfterTool hook claims.
+func (geminiCLI) editedFile(tool string, input json.RawMessage) string {
+	if tool != "write_file" && tool != "replace" {
+		return ""
+	}
+	return fileArg(input, "file_path")
+}
+
+func (geminiCLI) shellTool(tool string) bool { return tool == "run_shell_command" }
+
+func (geminiCLI) afterAnswer(note string) []byte { return afterContext("AfterTool", note) }
 
 func (geminiCLI) program() string { return "gemini" }
 
@@ -89,6 +105,8 @@ func (g geminiCLI) prepare(r *agentRun) error {
 	}
 	settings["hooks"] = map[string]any{"BeforeTool": []any{map[string]any{"matcher": ".*", "hooks": []any{map[string]any{
 		"type": "command", "command": gateCommand(r.self, g.name()), "timeout": g.hookTimeout().Milliseconds(),
+	}}}}, "AfterTool": []any{map[string]any{"matcher": "run_shell_command", "hooks": []any{map[string]any{
+		"type": "command", "command": afterCommand(r.self, g.name()), "timeout": g.hookTimeout().Milliseconds(),
 	}}}}}
 	settings["mcpServers"] = map[string]any{PrickleServer: map[string]any{"httpUrl": r.mcpURL,
 		"headers": map[string]string{"Authorization": "Bearer " + r.runToken}, "trust": true}}

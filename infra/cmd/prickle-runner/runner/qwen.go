@@ -39,6 +39,9 @@ func (qwenCLI) parse(b []byte) (gateCall, error) {
 	if err := json.Unmarshal(b, &h); err != nil {
 		return gateCall{}, errors.New("the hook's input is not JSON")
 	}
+	if h.Event == "PostToolUse" || h.Event == "PostToolUseFailure" {
+		return gateCall{Tool: h.ToolName, Input: h.ToolInput, Skip: true}, nil
+	}
 	if h.Event != "" && h.Event != "PreToolUse" {
 		return gateCall{Skip: true}, nil
 	}
@@ -58,11 +61,26 @@ func (qwenCLI) answer(a gateAnswer) []byte {
 	o.HookSpecificOutput.Decision = "deny"
 	if a.Allow {
 		o.HookSpecificOutput.Decision = "allow"
+		o.HookSpecificOutput.AdditionalContext = a.Note
 	}
 	o.HookSpecificOutput.Reason = a.Reason
 	b, _ := json.Marshal(o) // strings only: cannot fail
 	return b
 }
+
+// Qwen Code's edit tools (write_file, edit) name their file file_path; its
+// shell is run_shell_command, after which its PostToolUse hook (and
+// PostToolUseFailure: a command that fails may have written) claims.
+func (qwenCLI) editedFile(tool string, input json.RawMessage) string {
+	if tool != "write_file" && tool != "edit" {
+		return ""
+	}
+	return fileArg(input, "file_path")
+}
+
+func (qwenCLI) shellTool(tool string) bool { return tool == "run_shell_command" }
+
+func (qwenCLI) afterAnswer(note string) []byte { return afterContext("PostToolUse", note) }
 
 func (qwenCLI) program() string { return "qwen" }
 
@@ -83,9 +101,12 @@ func (q qwenCLI) prepare(r *agentRun) error {
 	if err != nil {
 		return err
 	}
+	after := []any{map[string]any{"matcher": "run_shell_command", "hooks": []any{map[string]any{
+		"type": "command", "command": afterCommand(r.self, q.name()), "timeout": int(q.hookTimeout() / time.Second),
+	}}}}
 	settings["hooks"] = map[string]any{"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{
 		"type": "command", "command": gateCommand(r.self, q.name()), "timeout": int(q.hookTimeout() / time.Second),
-	}}}}}
+	}}}}, "PostToolUse": after, "PostToolUseFailure": after}
 	settings["mcpServers"] = map[string]any{PrickleServer: map[string]any{"httpUrl": r.mcpURL,
 		"headers": map[string]string{"Authorization": "Bearer " + r.runToken}, "trust": true}}
 	// Its background memory extractor makes model requests of its own.

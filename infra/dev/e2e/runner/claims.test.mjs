@@ -13,7 +13,9 @@
 //     and dave's pulse now holds the file;
 //   ask (set-file-guard ask): dave's edit of a file alice holds is asked of dave's owner; the run
 //     pauses on it; dave approves in Chromium; the resumed run makes the edit, and alice keeps the file;
-//   warn (set-file-guard warn): dave's edit goes ahead, and his model is told who holds the file.
+//   warn (set-file-guard warn): dave's edit goes ahead, and his model is told who holds the file;
+//   Bash: alice's run writes a file with a shell command (Bash allowed); the PostToolUse hook claims it
+//     while the run goes on, and dave's edit of it is stopped until alice's run released it.
 import { describe, test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -36,6 +38,7 @@ const RUN = uniq('f');
 const APP = `src/app-${RUN}.ts`;
 const PAGE = `src/page-${RUN}.ts`;
 const WARN = `src/warn-${RUN}.ts`;
+const SHELL = `src/shell-${RUN}.ts`;
 const re = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 const { stack, skipReason: stackSkip } = await loadStack();
@@ -78,10 +81,23 @@ function claimingModel() {
     const got = uses.find((u) => u.name === 'mcp__prickle__get_task');
     if (!got) return [use('mcp__prickle__get_task', { task_id: taskId })];
     const title = resultText(results.get(got.id) || { content: '' });
-    const rel = /\[edit (\S+)\]/.exec(title)?.[1];
+    const bash = /\[bash (\S+)\]/.exec(title)?.[1];
+    const rel = /\[edit (\S+)\]/.exec(title)?.[1] || bash;
     if (!uses.some((u) => u.name === 'mcp__prickle__accept_task')) return [use('mcp__prickle__accept_task', { task_id: taskId })];
     if (!rel || !cwd) return [{ type: 'text', text: `Nothing to edit (${rel}, ${cwd}).` }];
     const file = join(cwd, rel);
+    if (bash) {
+      // The file is written with Bash, the command worded afresh: the PostToolUse hook claims it.
+      const ran = uses.find((u) => u.name === 'Bash');
+      if (!ran) {
+        return [use('Bash', { command: `printf '%s\\n' "${['regenerated', 'written by the shell', 'from a script'][seq % 3]} ${Date.now().toString(36)}" > ${rel}`,
+          description: ['Regenerate the module', 'Write the file with the shell'][seq % 2] })];
+      }
+      if (uses.some((u) => u.name === 'mcp__prickle__return_result')) return [{ type: 'text', text: 'Result returned; done.' }];
+      if (title.includes('[stall]')) await gate(taskId).p;
+      return [use('mcp__prickle__return_result', { task_id: taskId, summary: `Regenerated ${rel}.`,
+        evidence: [{ kind: 'test_output', summary: 'The command', content: resultText(results.get(ran.id) || { content: 'ran' }) || 'ran' }] })];
+    }
     if (!uses.some((u) => u.name === 'Read')) return [use('Read', { file_path: file })];
     if (uses.some((u) => u.name === 'mcp__prickle__return_result')) return [{ type: 'text', text: 'Result returned; done.' }];
     const edit = () => [use('Edit', { file_path: file, old_string: "'hello'", new_string: `'hello from ${taskId}'` })];
@@ -148,12 +164,12 @@ describe('prickle-runner: files claimed as they are touched, edits guarded', { s
   };
   const git = (cwd, ...args) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', ...args], { cwd, stdio: 'pipe' });
   /** An agent's runner in pull mode, its project in the agent's clone, Edit and Write allowed. */
-  const claimRunner = async (who, agent, token) => {
+  const claimRunner = async (who, agent, token, allowed = ALLOWED) => {
     const home = join(dir, `home-${who}`);
     const r = await startRunner(bin, dir, `claims-${who}`, {
       prickle_url: base, agent, agent_token_env: 'PRICKLE_AGENT_TOKEN', mode: 'pull', concurrency: 2, run_timeout: '4m', grace: '5s',
       log_dir: join(dir, `logs-${who}`), state_dir: join(dir, `state-${who}`),
-      projects: { [PROJECT]: { dir: clone(who), template: 'claude', program: CLAUDE, allowed_tools: ALLOWED } },
+      projects: { [PROJECT]: { dir: clone(who), template: 'claude', program: CLAUDE, allowed_tools: allowed } },
     }, { ...modelEnv(model, home), PRICKLE_AGENT_TOKEN: token });
     runners.push(r);
     return r;
@@ -192,7 +208,7 @@ describe('prickle-runner: files claimed as they are touched, edits guarded', { s
     const origin = join(dir, 'origin');
     mkdirSync(join(origin, 'src'), { recursive: true });
     git(dir, 'init', '-q', '-b', 'main', origin);
-    for (const f of [APP, PAGE, WARN]) writeFileSync(join(origin, f), HELLO);
+    for (const f of [APP, PAGE, WARN, SHELL]) writeFileSync(join(origin, f), HELLO);
     git(origin, 'add', '.');
     git(origin, 'commit', '-q', '-m', 'hello');
     for (const who of ['alice', 'dave']) {
@@ -355,6 +371,29 @@ describe('prickle-runner: files claimed as they are touched, edits guarded', { s
     assert.ok((await pulseOf('alice/writer')).files.includes(WARN), 'alice keeps the file');
     script.release(mine);
     await a.runEnded(mine, 'task_routed');
+    noUpdatePulse();
+  });
+
+  test('Bash: what a command changed is claimed after the call (PostToolUse), and a teammate\'s edit of that file is stopped', async () => {
+    const a = await claimRunner('alice', 'alice/writer', stack.tokens['alice/writer'], [...ALLOWED, 'Bash']);
+    const d = await claimRunner('dave', DAVE, davesToken);
+    const mine = await handOff('alice/writer', `Regenerate the module [bash ${SHELL}] [stall]`);
+    const held = await holds('alice/writer', SHELL);
+    assert.equal(held.task_id, mine, 'the claim names the task');
+    assert.equal(held.branch, 'feature/alice');
+    assert.notEqual(fileOf('alice', SHELL), HELLO, 'the command changed the file');
+    assert.equal(a.linesFor('run end', (l) => l.task === mine).length, 0, 'claimed while the run goes on: by the PostToolUse hook');
+    const theirs = await handOff(DAVE, `Change the module too [edit ${SHELL}] [stall]`);
+    const stopped = await eventually(() => editResults(theirs).find((r) => r.is_error), { timeoutMs: RUN_WAIT_MS, intervalMs: 250 });
+    assert.ok(stopped, 'dave\'s edit was answered');
+    assert.match(resultText(stopped), new RegExp(`alice/writer holds ${re(SHELL)} for task ${mine} since \\d\\d:\\d\\d UTC`));
+    assert.equal(fileOf('dave', SHELL), HELLO, 'the stopped edit did not change dave\'s file');
+    script.release(mine);
+    await a.runEnded(mine, 'task_routed');
+    await holds('alice/writer', SHELL, false);
+    assert.ok(await eventually(() => fileOf('dave', SHELL).includes(`hello from ${theirs}`)), 'dave\'s edit goes ahead once the file is released');
+    script.release(theirs);
+    await d.runEnded(theirs, 'task_routed');
     noUpdatePulse();
   });
 });
