@@ -134,7 +134,7 @@ func (o opencodeCLI) prepare(r *agentRun) error {
 	r.env = append(r.env, "OPENCODE_CONFIG="+path, "XDG_CONFIG_HOME="+config, "XDG_DATA_HOME="+filepath.Join(r.cliHome, "data"),
 		"XDG_CACHE_HOME="+filepath.Join(r.cliHome, "cache"), "XDG_STATE_HOME="+filepath.Join(r.cliHome, "state"), "OPENCODE_DISABLE_AUTOUPDATE=1",
 		// In the run's config already; in the environment they would override its deny.
-		"OPENCODE_CONFIG_CONTENT=", "OPENCODE_PERMISSION=")
+		"OPENCODE_CONFIG_CONTENT=", "OPENCODE_PERMISSION=", "OPENCODE_CONFIG_DIR=")
 	return nil
 }
 

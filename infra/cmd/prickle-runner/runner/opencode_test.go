@@ -68,6 +68,9 @@ func TestOpencodeRunConfig(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("XDG_DATA_HOME", "")
 	t.Setenv("OPENCODE_CONFIG", "")
+	t.Setenv("OPENCODE_CONFIG_CONTENT", `{"share":"auto","small_model":"anthropic/claude-haiku-4-5"}`)
+	t.Setenv("OPENCODE_PERMISSION", `{"edit":"deny"}`)
+	t.Setenv("OPENCODE_CONFIG_DIR", "")
 	r := &agentRun{self: "/bin/prickle-runner", mcpURL: "http://p/mcp", runToken: "prk_r_x", cliHome: filepath.Join(dir, "task"), runDir: filepath.Join(dir, "run")}
 	if err := (opencodeCLI{}).prepare(r); err != nil {
 		t.Fatal(err)
@@ -96,13 +99,17 @@ func TestOpencodeRunConfig(t *testing.T) {
 		t.Fatalf("plugin %q", cfg.Plugin)
 	}
 	plugin, _ := os.ReadFile(strings.TrimPrefix(cfg.Plugin[0], "file://"))
-	for _, s := range []string{`["/bin/prickle-runner","hook","--cli","opencode"]`, `const RESTORE = {"bash":"ask"};`, `"tool.execute.before"`} {
+	if !strings.Contains(string(b), `"small_model":"anthropic/claude-haiku-4-5"`) || !strings.Contains(string(b), `"share":"disabled"`) {
+		t.Errorf("OPENCODE_CONFIG_CONTENT not merged, or share left on: %s", b)
+	}
+	for _, s := range []string{`["/bin/prickle-runner","hook","--cli","opencode"]`, `const RESTORE = {"bash":"ask","edit":"deny"};`, `"tool.execute.before"`} {
 		if !strings.Contains(string(plugin), s) {
 			t.Errorf("plugin lacks %s", s)
 		}
 	}
 	env := strings.Join(r.env, "\n")
-	for _, s := range []string{"OPENCODE_CONFIG=" + path, "XDG_DATA_HOME=" + filepath.Join(r.cliHome, "data"), "XDG_CONFIG_HOME=" + filepath.Join(r.cliHome, "config")} {
+	for _, s := range []string{"OPENCODE_CONFIG=" + path, "XDG_DATA_HOME=" + filepath.Join(r.cliHome, "data"), "XDG_CONFIG_HOME=" + filepath.Join(r.cliHome, "config"),
+		"OPENCODE_PERMISSION=\n", "OPENCODE_CONFIG_CONTENT=\n", "OPENCODE_CONFIG_DIR="} {
 		if !strings.Contains(env, s) {
 			t.Errorf("env lacks %s", s)
 		}

@@ -20,14 +20,19 @@ const opencodePluginVersion = "1.18.33"
 
 // opencodeUserConfig is the user's own global opencode config: config.json,
 // opencode.json and opencode.jsonc of their config directory, then the file
-// their OPENCODE_CONFIG names and OPENCODE_CONFIG_CONTENT, merged in that
-// order as opencode merges them, and OPENCODE_PERMISSION as its permission.
-// (The run's environment blanks the last two: the run's config has them.)
+// their OPENCODE_CONFIG names, opencode.json(c) of their OPENCODE_CONFIG_DIR
+// and OPENCODE_CONFIG_CONTENT, merged in that order as opencode merges
+// them, and OPENCODE_PERMISSION as its permission. (The run's environment
+// blanks the last three: the run's config has them, and opencode would
+// npm-install into that directory.)
 func opencodeUserConfig(getenv func(string) string) (map[string]any, error) {
 	dir := filepath.Join(xdgDir(getenv, "XDG_CONFIG_HOME", ".config"), "opencode")
 	paths := []string{filepath.Join(dir, "config.json"), filepath.Join(dir, "opencode.json"), filepath.Join(dir, "opencode.jsonc")}
 	if p := getenv("OPENCODE_CONFIG"); p != "" {
 		paths = append(paths, p)
+	}
+	if d := getenv("OPENCODE_CONFIG_DIR"); d != "" {
+		paths = append(paths, filepath.Join(d, "opencode.json"), filepath.Join(d, "opencode.jsonc"))
 	}
 	cfg := map[string]any{}
 	for _, p := range paths {
