@@ -14,9 +14,10 @@
 // `prickle-runner hook` is Claude Code's PreToolUse hook inside a run the
 // runner started (the claude template installs it); it is not run by hand.
 //
-// `prickle-runner hook --cli <qwen|gemini|copilot>` is the gate of those
-// templates' runs (with --after, their post-tool hook, which claims what a
-// shell call changed), and `prickle-runner agent-run` what they start.
+// `prickle-runner hook --cli <qwen|gemini|copilot|opencode>` is the gate of
+// those templates' runs (with --after, the post-tool hook of qwen, gemini and
+// copilot, which claims what a shell call changed), and `prickle-runner
+// agent-run` what they start.
 //
 // `prickle-runner codex-run` is what the codex template starts for a run:
 // it hosts `codex app-server` and asks the owner before Codex's calls.
@@ -43,7 +44,7 @@ func main() {
 		os.Exit(runner.AgentAfterHook(context.Background(), runner.AgentHookCLI(os.Args[2:]), os.Stdin, os.Stdout, os.Getenv))
 	}
 	if len(os.Args) > 2 && os.Args[1] == runner.HookCommand && runner.AgentHookCLI(os.Args[2:]) != "" {
-		// The gate of the qwen, gemini and copilot templates: always one
+		// The gate of the qwen, gemini, copilot and opencode templates: always one
 		// well-formed answer, a deny on any error (a crash is denied by the
 		// command that runs it).
 		os.Exit(runner.AgentHook(context.Background(), runner.AgentHookCLI(os.Args[2:]), os.Stdin, os.Stdout, os.Getenv))

@@ -15,7 +15,7 @@
 #                 against a scripted stand-in of the Messages API on loopback  node --test
 #   runner/       prickle-runner (built from infra/cmd/prickle-runner) in webhook and pull mode starting the real Claude Code
 #                 per wake-up (stand-in Messages API), the real Codex through codex-run (stand-in Responses API), and
-#                 the real Qwen Code, Gemini CLI and Copilot CLI through agent-run (stand-in OpenAI chat and Gemini APIs),
+#                 the real Qwen Code, Gemini CLI, Copilot CLI and opencode through agent-run (stand-in OpenAI chat and Gemini APIs),
 #                 the owner deciding in Chromium  node --test
 #   oauth/        the TS SDK's auth() (discovery, registration, PKCE, token) with Chromium as the owner, and
 #                 prickle-runner login (the device grant) allowed in Chromium, then revoked  node --test

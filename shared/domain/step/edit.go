@@ -19,7 +19,7 @@ import (
 var CommandFields = map[string]string{
 	"Bash":         "command",
 	"exec_command": "command",
-	// Qwen Code's and Gemini CLI's shell tool, and Copilot CLI's.
+	// Qwen Code's and Gemini CLI's shell tool, and Copilot CLI's and opencode's.
 	"run_shell_command": "command",
 	"bash":              "command",
 }

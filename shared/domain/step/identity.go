@@ -8,13 +8,13 @@ import (
 // DescriptiveFields are the input fields of well-known tools that only say
 // why a call is made, never what it does: a model words them afresh each
 // time it generates the call (Claude Code's Bash `description`, and the
-// same field of Qwen Code's, Gemini CLI's and Copilot CLI's shell tools). They are
+// same field of Qwen Code's, Gemini CLI's, Copilot CLI's and opencode's shell tools). They are
 // shown to the owner but are not part of the call's identity, so the same
 // command reworded is the same step. A field that changes what runs (a
 // command, a path, a timeout, run_in_background) never belongs here.
 var DescriptiveFields = map[string][]string{
 	"Bash": {"description"},
-	// Qwen Code's and Gemini CLI's shell tool, and Copilot CLI's.
+	// Qwen Code's and Gemini CLI's shell tool, and Copilot CLI's and opencode's.
 	"run_shell_command": {"description"},
 	"bash":              {"description"},
 }

@@ -13,7 +13,7 @@ const summaryMax = 200
 // Summary says in one line what a call does, from the input of well-known
 // tools (Claude Code's Bash, Write, Edit, MultiEdit, NotebookEdit, Read,
 // WebFetch, WebSearch; the shell tools of Qwen Code, Gemini CLI
-// (run_shell_command) and Copilot CLI (bash); Codex's exec_command and apply_patch as
+// (run_shell_command), Copilot CLI and opencode (bash); Codex's exec_command and apply_patch as
 // prickle-runner asks them; and any MCP tool named mcp__<server>__<tool>),
 // so an owner asked by a permission layer, which sends no kind, target or
 // reason, still sees what the call would do; it is empty for other tools.
@@ -25,7 +25,7 @@ func Summary(toolName string, input json.RawMessage) string {
 		return oneLine(s)
 	}
 	switch toolName {
-	case "Bash", "run_shell_command", "bash": // Claude Code's, Qwen Code's and Gemini CLI's, Copilot CLI's
+	case "Bash", "run_shell_command", "bash": // Claude Code's, Qwen Code's and Gemini CLI's, Copilot CLI's and opencode's
 		tail := ""
 		if d := field("description"); d != "" {
 			tail = " (" + d + ")"

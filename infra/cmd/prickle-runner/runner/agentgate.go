@@ -11,14 +11,15 @@ import (
 	"time"
 )
 
-// The gate of the qwen, gemini and copilot templates: `prickle-runner hook
-// --cli <name>` is the CLI's pre-tool hook (Qwen Code's PreToolUse, Gemini
-// CLI's BeforeTool, Copilot CLI's preToolUse). A call of a tool in the run's
+// The gate of the qwen, gemini, copilot and opencode templates:
+// `prickle-runner hook --cli <name>` is the CLI's pre-tool hook (Qwen Code's
+// PreToolUse, Gemini CLI's BeforeTool, Copilot CLI's preToolUse; opencode's
+// is the run's plugin, which runs it, see opencode.go). A call of a tool in the run's
 // allow-list passes; any other is asked of the owner with request_step and
 // the run's token:
 //
 //   - allowed → the call runs; an owner's edit runs as edited where the CLI
-//     applies an edited input (gemini, copilot); Qwen Code ignores one, so
+//     applies an edited input (gemini, copilot, opencode); Qwen Code ignores one, so
 //     there the call is denied with the edited call quoted, which the model
 //     makes next and which is then allowed once;
 //   - refused → denied with the owner's message, which reaches the model;
@@ -87,9 +88,10 @@ type agentCLI interface {
 
 // agentCLIs are the templates whose gate this is, by name.
 var agentCLIs = map[string]agentCLI{
-	TemplateQwen:    qwenCLI{},
-	TemplateGemini:  geminiCLI{},
-	TemplateCopilot: copilotCLI{},
+	TemplateQwen:     qwenCLI{},
+	TemplateGemini:   geminiCLI{},
+	TemplateCopilot:  copilotCLI{},
+	TemplateOpencode: opencodeCLI{},
 }
 
 // gateStepTimeout bounds one request_step call of the gate.

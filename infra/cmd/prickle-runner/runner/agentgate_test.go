@@ -67,9 +67,12 @@ var gateInputs = map[string]string{
 		"tool_input":{"command":"echo hi > out.txt","description":"write out.txt (turn 1)"}}`,
 	TemplateCopilot: `{"sessionId":"s1","timestamp":1796646200100,"cwd":"/w","toolName":"bash",
 		"toolArgs":{"command":"echo hi > out.txt","description":"write out.txt (turn 1)"}}`,
+	// What the opencode plugin passes on (input.tool, sessionID, callID and output.args).
+	TemplateOpencode: `{"tool":"bash","sessionID":"ses_daf8c1a2","callID":"call_2_9769",
+		"args":{"command":"echo hi > out.txt","description":"write out.txt (turn 2)"}}`,
 }
 
-var gateTools = map[string]string{TemplateQwen: "run_shell_command", TemplateGemini: "run_shell_command", TemplateCopilot: "bash"}
+var gateTools = map[string]string{TemplateQwen: "run_shell_command", TemplateGemini: "run_shell_command", TemplateCopilot: "bash", TemplateOpencode: "bash"}
 
 // decoded is a CLI's answer read back the way the CLI reads it.
 type decoded struct {
@@ -126,6 +129,21 @@ func decode(t *testing.T, cli string, b []byte) decoded {
 		if !d.allow && o.Decision != "deny" {
 			t.Fatalf("copilot decision %q", o.Decision)
 		}
+	case TemplateOpencode:
+		var o struct {
+			Decision string          `json:"decision"`
+			Reason   string          `json:"reason"`
+			Args     json.RawMessage `json:"args"`
+			Note     string          `json:"note"`
+		}
+		_ = json.Unmarshal(b, &o)
+		d = decoded{allow: o.Decision == "allow", reason: o.Reason, input: rawText(o.Args)}
+		if !d.allow && o.Decision != "deny" {
+			t.Fatalf("opencode decision %q", o.Decision)
+		}
+		if d.input != "" && !strings.Contains(o.Note, "edited") {
+			t.Fatalf("opencode: an edit without a note for the model: %s", b)
+		}
 	}
 	return d
 }
@@ -139,7 +157,7 @@ func TestGateParsesEachCLIsInput(t *testing.T) {
 		if c.Tool != gateTools[cli] || !strings.Contains(string(c.Input), `"command":"echo hi > out.txt"`) || c.Skip {
 			t.Errorf("%s: %+v", cli, c)
 		}
-		if want := map[string]string{TemplateQwen: "call_4_6792"}[cli]; c.CallID != want {
+		if want := map[string]string{TemplateQwen: "call_4_6792", TemplateOpencode: "call_2_9769"}[cli]; c.CallID != want {
 			t.Errorf("%s: call id %q, want %q (the model's, where the CLI gives it)", cli, c.CallID, want)
 		}
 		for _, bad := range []string{`not json {`, `{}`, `[]`} {
@@ -186,8 +204,8 @@ func TestGateDecides(t *testing.T) {
 				if !d.allow || d.input != "" || len(s.asked) != 2 || s.asked[1].ToolUseID == "" || s.asked[0].ToolUseID != "" {
 					return "want an allow of the call as asked, taken once"
 				}
-				if cli == TemplateQwen && s.asked[1].ToolUseID != "call_4_6792" {
-					return "qwen asks with the model's call id"
+				if want := map[string]string{TemplateQwen: "call_4_6792", TemplateOpencode: "call_2_9769"}[cli]; want != "" && s.asked[1].ToolUseID != want {
+					return "qwen and opencode ask with the model's call id"
 				}
 				return ""
 			}},

@@ -17,8 +17,8 @@ import (
 	"time"
 )
 
-// `prickle-runner agent-run --cli <name>` is what the qwen, gemini and
-// copilot templates start for a run. It gives the CLI a home of the task's
+// `prickle-runner agent-run --cli <name>` is what the qwen, gemini, copilot
+// and opencode templates start for a run. It gives the CLI a home of the task's
 // (in the task's session dir, so its sessions outlive the run) whose
 // settings are the user's own (read, never written) with Prickle's MCP
 // server, connected with the run token, and the gate (`prickle-runner hook
@@ -54,9 +54,10 @@ type agentTemplate interface {
 }
 
 var agentTemplates = map[string]agentTemplate{
-	TemplateQwen:    qwenCLI{},
-	TemplateGemini:  geminiCLI{},
-	TemplateCopilot: copilotCLI{},
+	TemplateQwen:     qwenCLI{},
+	TemplateGemini:   geminiCLI{},
+	TemplateCopilot:  copilotCLI{},
+	TemplateOpencode: opencodeCLI{},
 }
 
 // tokens are a run's or a session's model tokens.
@@ -76,6 +77,8 @@ type agentUsage struct {
 	Turns           int
 	DurationMS      int64
 	Tokens          tokens
+	// CostUSD is the run's cost as the CLI reported it (opencode), else 0.
+	CostUSD float64
 }
 
 // agentSession is what agent-run keeps of the task's session (agent-<cli>.json
@@ -99,8 +102,10 @@ type agentRun struct {
 	dir, cliHome, userDir, runDir string
 	sessionID                     string
 	resume                        bool
-	env                           []string
-	secretFiles                   []string
+	// model is the run's model where the CLI's usage does not name it.
+	model       string
+	env         []string
+	secretFiles []string
 }
 
 // agentEnv are agent-run's inputs from the runner.
@@ -130,7 +135,7 @@ func AgentRunMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	log := slog.New(slog.NewJSONHandler(stdout, nil))
 	fs := flag.NewFlagSet(AgentRunCommand, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cliName := fs.String("cli", "", "qwen, gemini or copilot")
+	cliName := fs.String("cli", "", "qwen, gemini, copilot or opencode")
 	program := fs.String("program", "", "the CLI's executable")
 	if err := fs.Parse(args); err != nil {
 		log.Error("agent-run cannot start", "error", err.Error())
@@ -138,7 +143,7 @@ func AgentRunMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	t, ok := agentTemplates[*cliName]
 	if !ok {
-		log.Error("agent-run cannot start", "error", fmt.Sprintf("--cli %q is not qwen, gemini or copilot", *cliName))
+		log.Error("agent-run cannot start", "error", fmt.Sprintf("--cli %q is not qwen, gemini, copilot or opencode", *cliName))
 		return 2
 	}
 	e, err := agentEnvFrom(os.Getenv)
@@ -197,6 +202,9 @@ func agentRunWith(ctx context.Context, t agentTemplate, r *agentRun, e agentEnv,
 				return 2
 			}
 			s = agentSession{ID: r.sessionID, Dir: r.dir}
+			if _, ok := t.(sessionNamer); ok {
+				s.ID = "" // known once the CLI names it
+			}
 			prompt = e.NewPrompt
 		} else {
 			r.sessionID = s.ID
@@ -213,8 +221,20 @@ func agentRunWith(ctx context.Context, t agentTemplate, r *agentRun, e agentEnv,
 		log.Info("agent session", "cli", t.name(), "session", r.sessionID, "resumed", r.resume)
 		tail := &lockedTail{t: tailBuffer{max: tailSize}}
 		reported := func() bool { _, ok := t.usage(tail.bytes(), r); return ok }
+		if w, ok := t.(resultWatcher); ok {
+			reported = func() bool { return w.finished(tail.bytes()) }
+		}
 		code = runCLI(ctx, r, t.argv(r, prompt), io.MultiWriter(stdout, tail), stderr, reported)
 		out := tail.bytes()
+		if n, ok := t.(sessionNamer); ok {
+			if id := n.sessionOf(out); id != "" && id != s.ID {
+				s.ID, r.sessionID = id, id
+				if err := writeJSON(e.SessionDir, filepath.Base(statePath), s); err != nil {
+					log.Warn("task session not saved: a later run starts a new conversation", "error", err.Error())
+				}
+				log.Info("agent session", "cli", t.name(), "session", id, "named", true)
+			}
+		}
 		if len(out) > 0 && out[len(out)-1] != '\n' {
 			// The runner reads the usage line as a line of its own (gemini ends without a newline).
 			_, _ = io.WriteString(stdout, "\n")
@@ -248,7 +268,7 @@ func agentRunWith(ctx context.Context, t agentTemplate, r *agentRun, e agentEnv,
 		if took == 0 {
 			took = time.Since(started).Milliseconds()
 		}
-		log.Info(AgentUsageMsg, "usage", Usage{InputTokens: run.Input, OutputTokens: run.Output, Turns: turns, DurationMS: took, Model: u.Model})
+		log.Info(AgentUsageMsg, "usage", Usage{CostUSD: u.CostUSD, InputTokens: run.Input, OutputTokens: run.Output, Turns: turns, DurationMS: took, Model: u.Model})
 		break
 	}
 	return code
@@ -260,6 +280,9 @@ func prepareHome(t agentTemplate, r *agentRun) error {
 	dir := r.cliHome
 	if t.name() == TemplateGemini {
 		dir = filepath.Join(r.cliHome, ".gemini")
+	}
+	if h, ok := t.(homeDirer); ok {
+		dir = h.homeDir(r.cliHome)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("the CLI's home: %w", err)

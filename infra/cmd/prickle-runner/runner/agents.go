@@ -17,7 +17,7 @@ func ownTools(prefix string, reading ...string) []string {
 	return append(out, reading...)
 }
 
-// agentAllowedTools are the qwen, gemini and copilot templates' default
+// agentAllowedTools are the qwen, gemini, copilot and opencode templates' default
 // allow-lists: Prickle's own tools and reading, in each CLI's names.
 var agentAllowedTools = map[string][]string{
 	// qwen reaches MCP tools through tool_search and tool_call; its hook
@@ -25,9 +25,11 @@ var agentAllowedTools = map[string][]string{
 	TemplateQwen:    ownTools("mcp__prickle__", "read_file", "read_many_files", "list_directory", "glob", "grep_search", "tool_search"),
 	TemplateGemini:  ownTools("mcp_prickle_", "read_file", "read_many_files", "list_directory", "glob", "grep_search"),
 	TemplateCopilot: ownTools("prickle-", "view", "glob", "grep", "report_intent"),
+	// opencode names an MCP tool <server>_<tool>.
+	TemplateOpencode: ownTools("prickle_", "read", "glob", "grep", "list"),
 }
 
-// agentCommand builds a run of the qwen, gemini or copilot template: `<self>
+// agentCommand builds a run of the qwen, gemini, copilot or opencode template: `<self>
 // agent-run --cli <name> --program <program> -- <args>`, with both prompts
 // and the allow-list in its environment.
 func agentCommand(p Project, l Launch, c Command) (Command, error) {
@@ -44,4 +46,22 @@ func agentCommand(p Project, l Launch, c Command) (Command, error) {
 	c.Env = append(c.Env, "PRICKLE_NEW_PROMPT="+newPrompt, "PRICKLE_RESUME_PROMPT="+ResumePrompt(p, l.Wake, l.Asked),
 		"PRICKLE_ALLOWED_TOOLS="+strings.Join(p.AllowedTools, ","), "PRICKLE_PROJECT_DIR="+p.Dir)
 	return c, nil
+}
+
+// sessionNamer is a template whose CLI names a new session itself
+// (opencode): agent-run keeps the id the run's output gives.
+type sessionNamer interface {
+	sessionOf(stdout []byte) string
+}
+
+// resultWatcher is a template that says itself when its CLI's run is over
+// (else: once its usage can be read).
+type resultWatcher interface {
+	finished(stdout []byte) bool
+}
+
+// homeDirer is a template whose sign-in files are linked elsewhere than
+// its home's top.
+type homeDirer interface {
+	homeDir(cliHome string) string
 }

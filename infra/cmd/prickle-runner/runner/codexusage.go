@@ -99,7 +99,7 @@ func templateUsage(template string, stdout []byte) *Usage {
 	msg := CodexUsageMsg
 	switch template {
 	case TemplateCodex:
-	case TemplateQwen, TemplateGemini, TemplateCopilot:
+	case TemplateQwen, TemplateGemini, TemplateCopilot, TemplateOpencode:
 		msg = AgentUsageMsg
 	default:
 		return nil

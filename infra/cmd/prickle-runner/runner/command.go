@@ -102,13 +102,13 @@ func BuildCommand(p Project, l Launch) (Command, error) {
 		c.Argv = append([]string{l.Self, CodexRunCommand, "--codex", programOr(p.Program, "codex")}, p.Args...)
 		c.Wakeable = true
 		c.Env = append(c.Env, "PRICKLE_PROMPT="+Prompt(p, w))
-	case TemplateQwen, TemplateGemini, TemplateCopilot:
+	case TemplateQwen, TemplateGemini, TemplateCopilot, TemplateOpencode:
 		return agentCommand(p, l, c)
 	case TemplateCommand:
 		c.Argv = append(append([]string{}, p.Command...), p.Args...)
 		c.Env = append(c.Env, "PRICKLE_PROMPT="+Prompt(p, w))
 	default:
-		return Command{}, fmt.Errorf("template %q is not claude, codex, qwen, gemini, copilot or command", p.Template)
+		return Command{}, fmt.Errorf("template %q is not claude, codex, qwen, gemini, copilot, opencode or command", p.Template)
 	}
 	return c, nil
 }

@@ -31,6 +31,8 @@ const (
 	TemplateQwen    = "qwen"    // Qwen Code through agent-run, Prickle's gate before its calls
 	TemplateGemini  = "gemini"  // Gemini CLI through agent-run, Prickle's gate before its calls
 	TemplateCopilot = "copilot" // GitHub Copilot CLI through agent-run, Prickle's gate before its calls
+	// TemplateOpencode is opencode through agent-run, Prickle's gate (a plugin) before its calls.
+	TemplateOpencode = "opencode"
 )
 
 // DefaultAllowedTools are the tools a Claude Code run may call without asking:
@@ -105,10 +107,10 @@ type Pull struct {
 type Project struct {
 	Dir      string `yaml:"dir"`      // working directory of its runs (required)
 	Template string `yaml:"template"` // claude (default), codex or command
-	// Program overrides the executable of the claude, codex, qwen, gemini and copilot templates.
+	// Program overrides the executable of the claude, codex, qwen, gemini, copilot and opencode templates.
 	Program string `yaml:"program"`
 	// AllowedTools is Claude Code's --allowedTools (default DefaultAllowedTools);
-	// for qwen, gemini and copilot, the tools their gate lets pass unasked
+	// for qwen, gemini, copilot and opencode, the tools their gate lets pass unasked
 	// (default: Prickle's own and reading, in each CLI's names).
 	AllowedTools []string `yaml:"allowed_tools"`
 	// Args are added after the template's own arguments.
@@ -236,13 +238,13 @@ func (c Config) check() error {
 			return fmt.Errorf("project %s: dir is required", slug)
 		}
 		switch p.Template {
-		case TemplateClaude, TemplateCodex, TemplateQwen, TemplateGemini, TemplateCopilot:
+		case TemplateClaude, TemplateCodex, TemplateQwen, TemplateGemini, TemplateCopilot, TemplateOpencode:
 		case TemplateCommand:
 			if len(p.Command) == 0 {
 				return fmt.Errorf("project %s: the command template needs command: [program, args...]", slug)
 			}
 		default:
-			return fmt.Errorf("project %s: template %q must be claude, codex, qwen, gemini, copilot or command", slug, p.Template)
+			return fmt.Errorf("project %s: template %q must be claude, codex, qwen, gemini, copilot, opencode or command", slug, p.Template)
 		}
 	}
 	return nil

@@ -10,9 +10,9 @@ import (
 )
 
 // A run's cost where its CLI reports none (Codex, Qwen Code, Gemini CLI,
-// Copilot CLI): the operator's price table (model_prices in the config),
+// Copilot CLI; opencode without prices of its model): the operator's price table (model_prices in the config),
 // in USD per million tokens, applied to the run's tokens and its model as
-// the runner reports them. A cost the CLI reported (Claude Code's) stays as
+// the runner reports them. A cost the CLI reported (Claude Code's, opencode's) stays as
 // it is. A model the table does not name takes its "default" entry; with
 // none, the run counts 0 USD and the runner says so in its log.
 

@@ -1,7 +1,7 @@
-// prickle-runner's qwen, gemini and copilot templates end to end (agents-<template>.test.mjs each run one) (pull mode) against the running local
+// prickle-runner's qwen, gemini, copilot and opencode templates end to end (agents-<template>.test.mjs each run one) (pull mode) against the running local
 // stack, with the real CLIs (pinned in package.json: @qwen-code/qwen-code, @google/gemini-cli,
-// @github/copilot) and scripted stand-ins of their model APIs on loopback (chatmodels.mjs: OpenAI chat
-// SSE for qwen and copilot, Gemini SSE for gemini; no account, no network). The runner starts
+// @github/copilot, opencode's linux-x64-baseline build) and scripted stand-ins of their model APIs on loopback (chatmodels.mjs: OpenAI chat
+// SSE for qwen, copilot and opencode, Gemini SSE for gemini; no account, no network). The runner starts
 // `prickle-runner agent-run`, which runs the CLI with Prickle's MCP server (the run token) and the gate
 // `prickle-runner hook --cli <name>` before every call; the owner decides in headless Chromium.
 // Per template:
@@ -11,10 +11,10 @@
 //     task again (step_decided) and that run continues the same session (its request holds the call);
 //   refuse: the owner refuses with a message → the command never runs, the message reaches the model;
 //   crashed gate: the gate's process fails (exits 1, is killed, panics) → the CLI denies the call, nothing
-//     is asked or run.
+//     is asked or run (opencode: its plugin throws).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -33,16 +33,24 @@ const pick = (a) => a[Math.floor(Math.random() * a.length)];
 // Each template: its CLI, its shell and read tools, its model wire, the user's own settings (what a
 // real login leaves in the CLI's home) and the environment that points it at the stand-in.
 const CLIS = {
-  qwen: { program: bin('qwen'), shell: 'run_shell_command', read: { name: 'read_file', args: (p) => ({ file_path: p }) },
+  qwen: { program: bin('qwen'), shell: 'run_shell_command', marker: 'read_file', read: { name: 'read_file', args: (p) => ({ file_path: p }) },
     settings: ['.qwen', { security: { auth: { selectedType: 'openai' } }, telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false } }],
     env: (url) => ({ OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: 'test', OPENAI_MODEL: 'mock-model' }), args: [] },
-  gemini: { program: bin('gemini'), shell: 'run_shell_command', read: { name: 'read_file', args: (p) => ({ file_path: p }) },
+  gemini: { program: bin('gemini'), shell: 'run_shell_command', marker: 'read_file', read: { name: 'read_file', args: (p) => ({ file_path: p }) },
     settings: ['.gemini', { security: { auth: { selectedType: 'gemini-api-key' } }, telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false } }],
     env: (url) => ({ GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: 'test' }), args: ['-m', 'gemini-2.5-flash'] },
-  copilot: { program: bin('copilot'), shell: 'bash', read: null, settings: null,
+  copilot: { program: bin('copilot'), shell: 'bash', marker: 'view', read: null, settings: null,
     env: (url) => ({ COPILOT_OFFLINE: 'true', COPILOT_PROVIDER_BASE_URL: `${url}/v1`, COPILOT_PROVIDER_API_KEY: 'test', COPILOT_MODEL: 'mock-model',
       // Copilot unpacks itself (235 MB) into its cache on the first run: one cache for every run.
       XDG_CACHE_HOME: join(tmpdir(), 'prickle-e2e-copilot-cache') }), args: [] },
+  // The user's own opencode config names the stand-in as their provider (its address from the environment,
+  // as a user's config takes an API key); no models.dev fetch offline.
+  opencode: { program: resolve(E2E_DIR, 'node_modules', 'opencode-linux-x64-baseline', 'bin', 'opencode'), shell: 'bash', marker: 'read',
+    read: { name: 'read', args: (p) => ({ filePath: p }) },
+    settings: [join('.config', 'opencode'), { $schema: 'https://opencode.ai/config.json', model: 'standin/mock-model', autoupdate: false,
+      provider: { standin: { npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: { baseURL: '{env:STANDIN_MODEL_URL}/v1', apiKey: 'test' },
+        models: { 'mock-model': { name: 'Mock model', cost: { input: 3, output: 15 } } } } } }, 'opencode.json'],
+    env: (url) => ({ STANDIN_MODEL_URL: url, OPENCODE_DISABLE_MODELS_FETCH: '1' }), args: [] },
 };
 
 const { stack, skipReason: stackSkip } = await loadStack();
@@ -67,7 +75,7 @@ function agentModel(sideOf) {
     const woke = conv.messages.filter((m) => m.role === 'user').map((m) => WOKE.exec(m.text)).find(Boolean);
     if (!woke) return { text: 'No Prickle task in this conversation.' };
     const taskId = woke[1];
-    const cli = Object.entries(CLIS).find(([, c]) => c.shell === shell && (shell === 'bash' || conv.tools.includes('read_file')))?.[1];
+    const cli = Object.values(CLIS).find((c) => c.shell === shell && conv.tools.includes(c.marker));
     const calls = conv.messages.flatMap((m) => m.calls.filter((c) => c.name === shell));
     const ids = new Set(calls.map((c) => c.id));
     const results = conv.messages.flatMap((m) => m.results.filter((r) => (r.name ? r.name === shell : ids.has(r.id))));
@@ -107,7 +115,8 @@ function agentModel(sideOf) {
 /**
  * The suite of one template (its own test file: each file has the runner suite's per-file timeout);
  * part 'wait' is the call still pending past the gate's hold (agents-qwen-wait.test.mjs: qwen's hold is
- * the shortest).
+ * the shortest, capped by Qwen Code; agents-opencode-wait.test.mjs: opencode awaits its plugin unbounded,
+ * so the hold is the runner's own).
  */
 export function agentSuite(name, part = 'main') {
   const cli = CLIS[name];
@@ -157,8 +166,8 @@ export function agentSuite(name, part = 'main') {
       mkdirSync(join(dir, 'home'));
       if (cli.settings) {
         // The user's own configuration: read by the run, never written.
-        mkdirSync(join(dir, 'home', cli.settings[0]));
-        writeFileSync(join(dir, 'home', cli.settings[0], 'settings.json'), JSON.stringify(cli.settings[1], null, 2));
+        mkdirSync(join(dir, 'home', cli.settings[0]), { recursive: true });
+        writeFileSync(join(dir, 'home', cli.settings[0], cli.settings[2] || 'settings.json'), JSON.stringify(cli.settings[1], null, 2));
       }
       runnerBin = runnerBinary(dir);
       model = await startChatModels(agentModel(sideOf));
@@ -176,7 +185,9 @@ export function agentSuite(name, part = 'main') {
       const keep = keepRunnerLogs(`runner-${name}-logs`, dir, runners);
       if (keep && model) writeFileSync(join(keep, 'model-requests.json'), JSON.stringify(model.requests.map((q) => ({ url: q.url, conversation: q.conversation })), null, 1));
       if (cli.settings && dir) {
-        assert.deepEqual(JSON.parse(readFileSync(join(dir, 'home', cli.settings[0], 'settings.json'), 'utf8')), cli.settings[1], "the user's own settings are untouched");
+        assert.deepEqual(JSON.parse(readFileSync(join(dir, 'home', cli.settings[0], cli.settings[2] || 'settings.json'), 'utf8')), cli.settings[1], "the user's own settings are untouched");
+        // opencode installs its plugin package into every config dir it reads: not into the user's.
+        if (name === 'opencode') assert.deepEqual(readdirSync(join(dir, 'home', cli.settings[0])), ['opencode.json'], "nothing written into the user's opencode config dir");
       }
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
@@ -243,9 +254,9 @@ export function agentSuite(name, part = 'main') {
       assert.ok(shellResultsOf(taskId).some((t) => t.includes('Not on a Friday: leave the side file alone.')), `the model heard the owner: ${JSON.stringify(shellResultsOf(taskId))}`);
       await r.stop();
 
-      // A crashed gate: one that exits 1 (qwen), is killed (gemini) or panics (copilot) denies the call;
+      // A crashed gate: one that exits 1 (qwen, opencode), is killed (gemini) or panics (copilot) denies the call;
       // nothing is asked or run.
-      const fault = { qwen: 'exit1', gemini: 'kill', copilot: 'panic' }[name];
+      const fault = { qwen: 'exit1', gemini: 'kill', copilot: 'panic', opencode: 'exit1' }[name];
       const c = await agentRunner('crash', 'alice/builder', { TEST_PRICKLE_GATE_FAULT: fault });
       const crashed = await handOff(`${name} crashed gate`, 'alice/builder');
       const ended = await c.runEnded(crashed, 'task_routed');
