@@ -120,3 +120,20 @@ func firstKey[V any](m map[string]V) string {
 	}
 	return k
 }
+
+// prickleHTTPServer is Prickle's MCP server as the settings of Qwen Code and
+// Gemini CLI name one (mcpServers.<name>): streamable HTTP with the run
+// token, trusted so its calls reach the gate without a prompt of its own.
+func prickleHTTPServer(r *agentRun) map[string]any {
+	return map[string]any{PrickleServer: map[string]any{"httpUrl": r.mcpURL,
+		"headers": map[string]string{"Authorization": "Bearer " + r.runToken}, "trust": true}}
+}
+
+// sessionFlag continues the task's session (resume, e.g. -r) or starts it
+// under the id the runner chose (start, e.g. --session-id).
+func sessionFlag(r *agentRun, resume, start string) []string {
+	if r.resume {
+		return []string{resume, r.sessionID}
+	}
+	return []string{start, r.sessionID}
+}

@@ -108,8 +108,7 @@ func (g geminiCLI) prepare(r *agentRun) error {
 	}}}}, "AfterTool": []any{map[string]any{"matcher": "run_shell_command", "hooks": []any{map[string]any{
 		"type": "command", "command": afterCommand(r.self, g.name()), "timeout": g.hookTimeout().Milliseconds(),
 	}}}}}
-	settings["mcpServers"] = map[string]any{PrickleServer: map[string]any{"httpUrl": r.mcpURL,
-		"headers": map[string]string{"Authorization": "Bearer " + r.runToken}, "trust": true}}
+	settings["mcpServers"] = prickleHTTPServer(r)
 	path := filepath.Join(dir, "settings.json")
 	r.secretFiles = append(r.secretFiles, path)
 	if err := writeSecretJSON(path, settings); err != nil {
@@ -120,12 +119,7 @@ func (g geminiCLI) prepare(r *agentRun) error {
 }
 
 func (geminiCLI) argv(r *agentRun, prompt string) []string {
-	a := []string{r.program, "--approval-mode", "yolo", "-o", "json"}
-	if r.resume {
-		a = append(a, "-r", r.sessionID)
-	} else {
-		a = append(a, "--session-id", r.sessionID)
-	}
+	a := append([]string{r.program, "--approval-mode", "yolo", "-o", "json"}, sessionFlag(r, "-r", "--session-id")...)
 	a = append(a, r.args...)
 	return append(a, "-p", prompt)
 }

@@ -107,8 +107,7 @@ func (q qwenCLI) prepare(r *agentRun) error {
 	settings["hooks"] = map[string]any{"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{
 		"type": "command", "command": gateCommand(r.self, q.name()), "timeout": int(q.hookTimeout() / time.Second),
 	}}}}, "PostToolUse": after, "PostToolUseFailure": after}
-	settings["mcpServers"] = map[string]any{PrickleServer: map[string]any{"httpUrl": r.mcpURL,
-		"headers": map[string]string{"Authorization": "Bearer " + r.runToken}, "trust": true}}
+	settings["mcpServers"] = prickleHTTPServer(r)
 	// Its background memory extractor makes model requests of its own.
 	settings["memory"] = map[string]any{"enableManagedAutoMemory": false, "enableManagedAutoDream": false, "enableAutoSkill": false}
 	r.secretFiles = append(r.secretFiles, filepath.Join(home, "settings.json"))
@@ -120,12 +119,7 @@ func (q qwenCLI) prepare(r *agentRun) error {
 }
 
 func (qwenCLI) argv(r *agentRun, prompt string) []string {
-	a := []string{r.program, "--approval-mode", "yolo", "-o", "json"}
-	if r.resume {
-		a = append(a, "-r", r.sessionID)
-	} else {
-		a = append(a, "--session-id", r.sessionID)
-	}
+	a := append([]string{r.program, "--approval-mode", "yolo", "-o", "json"}, sessionFlag(r, "-r", "--session-id")...)
 	a = append(a, r.args...)
 	return append(a, prompt)
 }
