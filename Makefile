@@ -8,7 +8,7 @@ TOOLS := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 E2E_NODE := infra/dev/e2e/node_modules/.package-lock.json
 
-.PHONY: local agents test lint unit fuzz integration e2e deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure load sam-local e2e-sam docs
+.PHONY: local agents test lint unit fuzz integration e2e fault deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure load sam-local e2e-sam docs
 
 ## local: start the emulator, create tables from template.yaml, seed website-v2, serve /mcp on 127.0.0.1:$${PORT:-3000}
 ## (installs only the emulator into .venv: infra/dev/requirements-local.txt)
@@ -27,7 +27,7 @@ agents:
 ## store integration against the emulator, e2e through the official MCP clients and the conformance suite,
 ## the template checks (cfn-lint, sam validate --lint, sam build), the built binaries under the Lambda
 ## Runtime Interface Emulator, the short load run, and the sam local tests (e2e-sam; needs Docker)
-test: deps lint unit fuzz integration e2e template e2e-rie load \
+test: deps lint unit fuzz integration e2e fault template e2e-rie load \
 	e2e-sam
 
 deps: venv node tools
@@ -93,6 +93,17 @@ integration: venv-local
 
 e2e: venv node
 	infra/dev/e2e/run.sh
+
+## fault: the fault run: the story suites (story; owners: grants, budgets; runner-pull: pull mode, the
+## model-spend cap) against a local stack that loses one write's answer in 5, then in 20
+## (PRICKLE_LOSE_ANSWERS; the write lands, the SDK retries), then the invariants over its store
+## (infra/dev/fault); logs in infra/dev/e2e/artifacts/fault-<N>/
+FAULT_EVERY ?= 5 20
+FAULT_SUITES ?= story owners runner-pull
+fault: venv node
+	@set -e; for n in $(FAULT_EVERY); do \
+		PRICKLE_LOSE_ANSWERS=$$n ARTIFACTS=$(CURDIR)/infra/dev/e2e/artifacts/fault-$$n infra/dev/e2e/run.sh $(FAULT_SUITES); \
+	done
 
 ## load: the short load run: 20 agents for 20 s against a local stack of its own; fails on any
 ## invariant violation or unexpected answer (the long run: go run ./infra/dev/load -agents 200 -duration 5m)

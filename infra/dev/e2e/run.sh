@@ -17,6 +17,7 @@
 #                 per wake-up (stand-in Messages API), the real Codex through codex-run (stand-in Responses API), and
 #                 the real Qwen Code, Gemini CLI, Copilot CLI and opencode through agent-run (stand-in OpenAI chat and Gemini APIs),
 #                 the owner deciding in Chromium  node --test
+#   runner-pull/  of runner/, pull mode and the model-spend cap only (pull.test.mjs, spend.test.mjs): the fault run's  node --test
 #   oauth/        the TS SDK's auth() (discovery, registration, PKCE, token) with Chromium as the owner, and
 #                 prickle-runner login (the device grant) allowed in Chromium, then revoked  node --test
 #   pages/        sign-in, Team Pulse, board, task pages, tool reference in Chromium + axe-core; runs last (moves seeded tasks)  node --test
@@ -26,6 +27,8 @@
 # Usage: infra/dev/e2e/run.sh [suite …] runs those suites (all of them without one; every one under CI).
 # Env: E2E_SUITES="ts py raw conformance" also names a subset (not honoured under CI), PRICKLE_E2E_URL to
 # test an already running stack (with PRICKLE_LOCAL_JSON pointing at its local.json) instead of starting one.
+# PRICKLE_LOSE_ANSWERS=N is a fault run: the stack loses the answer of one write in N (the write lands, the
+# SDK retries), the suites named run (under CI too), and then `invariants` (infra/dev/fault) checks the store.
 set -uo pipefail
 E2E="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$E2E/../../.." && pwd)"
@@ -33,7 +36,7 @@ cd "$ROOT"
 export ARTIFACTS="${ARTIFACTS:-$E2E/artifacts}"
 rm -rf "$ARTIFACTS"; mkdir -p "$ARTIFACTS"
 SUITES="${*:-${E2E_SUITES:-ts py raw conformance web story owners slack claude runner oauth pages}}"
-[[ -n "${CI:-}" ]] && SUITES="ts py raw conformance web story owners slack claude runner oauth pages"
+[[ -n "${CI:-}" && -z "${PRICKLE_LOSE_ANSWERS:-}" ]] && SUITES="ts py raw conformance web story owners slack claude runner oauth pages"
 PY="${PRICKLE_VENV:-$ROOT/.venv}/bin/python"
 
 die() { echo "e2e: $*" >&2; exit 2; }
@@ -76,6 +79,12 @@ else
   go build -o "$STATE_DIR/prickle-runner" ./infra/cmd/prickle-runner >"$ARTIFACTS/runner-build.log" 2>&1 \
     || { cat "$ARTIFACTS/runner-build.log" >&2; die "go build ./infra/cmd/prickle-runner failed"; }
   export PRICKLE_RUNNER="$STATE_DIR/prickle-runner"
+  if [[ -n "${PRICKLE_LOSE_ANSWERS:-}" ]]; then
+    echo "e2e: fault run, one write's answer in $PRICKLE_LOSE_ANSWERS lost; building the invariant check"
+    go build -o "$STATE_DIR/prickle-fault" ./infra/dev/fault >"$ARTIFACTS/fault-build.log" 2>&1 \
+      || { cat "$ARTIFACTS/fault-build.log" >&2; die "go build ./infra/dev/fault failed"; }
+    SUITES="$SUITES invariants"
+  fi
   echo "e2e: starting the local stack on 127.0.0.1:$PORT (state $STATE_DIR, log $ARTIFACTS/local-stack.log)"
   setsid go run ./infra/dev/local >"$ARTIFACTS/local-stack.log" 2>&1 < /dev/null &
   STACK_PID=$!
@@ -123,7 +132,9 @@ for suite in $SUITES; do
     slack) run_suite slack "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/slack.junit.xml" "$E2E"/slack/*.test.mjs ;;
     claude) run_suite claude "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/claude.junit.xml" "$E2E"/claude/*.test.mjs ;;
     runner) run_suite runner "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/runner.junit.xml" "$E2E"/runner/*.test.mjs ;;
+    runner-pull) run_suite runner-pull "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/runner-pull.junit.xml" "$E2E"/runner/pull.test.mjs "$E2E"/runner/spend.test.mjs ;;
     oauth) run_suite oauth "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/oauth.junit.xml" "$E2E"/oauth/*.test.mjs ;;
+    invariants) run_suite invariants "$STATE_DIR/prickle-fault" -state "$PRICKLE_LOCAL_JSON" -log "$ARTIFACTS/local-stack.log" ;;
     pages) run_suite pages "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/pages.junit.xml" "$E2E"/pages/*.test.mjs ;;
     *) die "unknown suite $suite" ;;
   esac

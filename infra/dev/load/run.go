@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/useprickle/prickle/infra/cmd/prickle-admin/dynamo"
+	"github.com/useprickle/prickle/infra/dev/invariants"
 	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/team"
@@ -208,7 +209,7 @@ func check(ctx context.Context, st *store.Store, l *ledger, teams []*teamOf, set
 			continue
 		}
 		histories[id] = h
-		if err := replay(t, h); err != nil {
+		if err := invariants.Replay(t, h); err != nil {
 			out = append(out, fmt.Sprintf("task %s: not a path through the state machine: %v", id, err))
 		}
 		l.mu.Lock()

@@ -41,13 +41,14 @@ type config struct {
 	endpoint string // PRICKLE_DYNAMODB_ENDPOINT: use this emulator instead of starting one
 	template string // PRICKLE_TEMPLATE, default template.yaml
 	fresh    bool   // PRICKLE_FRESH=1: forget the emulator's saved state and seed again
+	lose     string // PRICKLE_LOSE_ANSWERS=N: lose one write's answer in N (the fault run)
 }
 
 func configFromEnv() config {
 	c := config{
 		port: os.Getenv("PORT"), stateDir: os.Getenv("PRICKLE_STATE_DIR"),
 		endpoint: os.Getenv("PRICKLE_DYNAMODB_ENDPOINT"), template: os.Getenv("PRICKLE_TEMPLATE"),
-		fresh: os.Getenv("PRICKLE_FRESH") == "1",
+		fresh: os.Getenv("PRICKLE_FRESH") == "1", lose: os.Getenv("PRICKLE_LOSE_ANSWERS"),
 	}
 	if c.port == "" {
 		c.port = "3000"
@@ -62,6 +63,10 @@ func configFromEnv() config {
 }
 
 func run(ctx context.Context, log *slog.Logger, cfg config) error {
+	every, err := parseLoseAnswers(cfg.lose)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(cfg.stateDir, 0o700); err != nil {
 		return fmt.Errorf("state dir: %w", err)
 	}
@@ -93,13 +98,25 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 		fmt.Printf("emulator   %s (moto, state kept in %s)\n", endpoint, statePath)
 	}
 
+	totalsURL := ""
+	if every > 0 {
+		lossy, proxy, err := loseAnswers(endpoint, every)
+		if err != nil {
+			return err
+		}
+		defer proxy.Close()
+		endpoint, totalsURL = lossy, proxy.URL+"/totals"
+		fmt.Printf("fault run  one write's answer in %d lost, through %s (counts at %s)\n", every, endpoint, totalsURL)
+	}
+
 	env, err := prepare(ctx, cfg, endpoint)
 	if err != nil {
 		return err
 	}
 	mcpURL := "http://" + ln.Addr().String() + "/mcp"
 	state := localjson.State{MCPURL: mcpURL, Tokens: env.tokens, DynamoDBEndpoint: endpoint, Tables: env.tables,
-		SlackInteractivityURL: "http://" + ln.Addr().String() + slack.Path, SlackSigningSecret: env.slackSecret}
+		SlackInteractivityURL: "http://" + ln.Addr().String() + slack.Path, SlackSigningSecret: env.slackSecret,
+		LoseAnswers: every, FaultTotalsURL: totalsURL}
 	path := filepath.Join(cfg.stateDir, "local.json")
 	if err := state.Write(path); err != nil {
 		return err

@@ -56,6 +56,13 @@ func (h *Handler) claim(ctx context.Context, w http.ResponseWriter, caller ident
 	for {
 		var err error
 		got, err = h.claimOnce(ctx, caller.Agent, limit, &held)
+		if err != nil && ctx.Err() != nil {
+			// The runner went away (stopped, killed) during its long poll: nobody
+			// waits for an answer, and what it claimed comes back after the
+			// visibility timeout. Not a failure of Prickle's.
+			line.outcome = "cancelled"
+			return
+		}
 		if err != nil {
 			line.outcome = "error"
 			h.cfg.Log.ErrorContext(ctx, "runner claim failed", "caller", caller.Agent, "error", err.Error())

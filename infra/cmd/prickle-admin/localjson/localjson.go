@@ -19,6 +19,11 @@ type State struct {
 	// SlackInteractivityURL and SlackSigningSecret let a test sign requests as Slack does.
 	SlackInteractivityURL string `json:"slack_interactivity_url"`
 	SlackSigningSecret    string `json:"slack_signing_secret"`
+	// LoseAnswers and FaultTotalsURL are set on a fault run (PRICKLE_LOSE_ANSWERS=N): the
+	// stack talks to the emulator through a proxy losing one write's answer in N, whose
+	// counts (storetest.Totals) FaultTotalsURL answers.
+	LoseAnswers    int    `json:"lose_answers,omitempty"`
+	FaultTotalsURL string `json:"fault_totals_url,omitempty"`
 }
 
 // Write replaces the file at path atomically, readable by its owner only.

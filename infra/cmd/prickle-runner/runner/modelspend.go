@@ -37,12 +37,18 @@ func (r ClaudeResult) mainModel() string {
 
 // MayStart asks POST /runner/start with the run's token. 204: start; 409:
 // held, with until when. A Prickle without the endpoint (404), or a token
-// that no longer works (401), starts the run as before.
+// that no longer works (401), starts the run as before, except when the
+// 401 answers a retry: an earlier attempt whose answer was lost held the
+// run and ended its token (or the token ended since), so the run is held,
+// until when unknown (zero), and it comes back as that held wake-up, once.
 func (m *MCPTasks) MayStart(ctx context.Context, runToken, reason string) (bool, time.Time, error) {
 	body, _ := json.Marshal(map[string]string{"reason": reason})
-	code, answer, err := m.runPost(ctx, StartPath, runToken, body)
+	code, answer, retried, err := m.runPost(ctx, StartPath, runToken, body)
 	if err != nil {
 		return false, time.Time{}, fmt.Errorf("may start: %w", err)
+	}
+	if code == http.StatusUnauthorized && retried {
+		return true, time.Time{}, nil
 	}
 	switch code {
 	case http.StatusNoContent, http.StatusOK, http.StatusNotFound, http.StatusUnauthorized:
@@ -84,8 +90,13 @@ func (r *Runner) held(ctx context.Context, d *delivery) bool {
 	if !held {
 		return false
 	}
-	r.Out.Info("run held: its agent reached its daily model-spend cap; the wake-up waits in Prickle", "task", d.w.TaskID, "run", d.w.RunID,
-		"until", until.Format(time.RFC3339))
+	if until.IsZero() {
+		r.Out.Info("run held: an earlier attempt of its start check, whose answer was lost, ended its token; the wake-up waits in Prickle",
+			"task", d.w.TaskID, "run", d.w.RunID)
+	} else {
+		r.Out.Info("run held: its agent reached its daily model-spend cap; the wake-up waits in Prickle", "task", d.w.TaskID, "run", d.w.RunID,
+			"until", until.Format(time.RFC3339))
+	}
 	r.finish(d)
 	if r.OnHeld != nil {
 		r.OnHeld()

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/useprickle/prickle/shared/domain/wakeup"
 	"io"
 	"net/http"
 	"strings"
@@ -15,6 +14,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/useprickle/prickle/shared/domain/wakeup"
+	"github.com/useprickle/prickle/shared/kit/wait"
 )
 
 // TaskView is what the runner needs to know of a run's task.
@@ -86,7 +88,8 @@ func (m *MCPTasks) EndRun(ctx context.Context, runToken string, usage *Usage) er
 			return fmt.Errorf("end run: %w", err)
 		}
 	}
-	code, answer, err := m.runPost(ctx, EndedPath, runToken, body)
+	// A retry after a lost answer finds the token ended: 401, which is done.
+	code, answer, _, err := m.runPost(ctx, EndedPath, runToken, body)
 	if err != nil {
 		return fmt.Errorf("end run: %w", err)
 	}
@@ -104,8 +107,31 @@ func (m *MCPTasks) EndRun(ctx context.Context, runToken string, usage *Usage) er
 }
 
 // runPost posts body to Prickle's path with a run token and returns the
-// status and at most 4 KiB of the answer.
-func (m *MCPTasks) runPost(ctx context.Context, path, runToken string, body []byte) (int, []byte, error) {
+// status and at most 4 KiB of the answer. A request that got no answer
+// (a network error, a reset connection, a timeout) or a 5xx or 429 is sent
+// again, up to runPostAttempts times in all; retried says a later attempt
+// gave the answer, so an earlier one may have landed with its answer lost.
+func (m *MCPTasks) runPost(ctx context.Context, path, runToken string, body []byte) (code int, answer []byte, retried bool, err error) {
+	for attempt := 1; ; attempt++ {
+		code, answer, err = m.runPostOnce(ctx, path, runToken, body)
+		again := err != nil || code >= 500 || code == http.StatusTooManyRequests
+		if !again || attempt == runPostAttempts || ctx.Err() != nil {
+			return code, answer, attempt > 1, err
+		}
+		if wait.For(ctx, time.Duration(attempt)*runPostBackoff) != nil {
+			return code, answer, attempt > 1, err
+		}
+	}
+}
+
+// runPostAttempts and runPostBackoff bound runPost's retries: 3 attempts,
+// 0.5 s then 1 s apart.
+const (
+	runPostAttempts = 3
+	runPostBackoff  = 500 * time.Millisecond
+)
+
+func (m *MCPTasks) runPostOnce(ctx context.Context, path, runToken string, body []byte) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.Base+path, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -43,7 +44,25 @@ const (
 	// for an answer until it gives up (and, under the SDK, retries). It is
 	// not in Faults, whose kinds leave the data untouched.
 	LostAnswer Fault = "LostAnswer"
+	// ResetAnswer is LostAnswer over a connection that breaks instead of
+	// hanging: the request is applied, then the proxy closes the connection
+	// in place of the answer, and the SDK retries at once (a connection
+	// error) rather than after its attempt deadline. The fault run of the
+	// local stack (PRICKLE_LOSE_ANSWERS) loses answers this way.
+	ResetAnswer Fault = "ResetAnswer"
 )
+
+// WriteOps are the operations that write, the ones Rule.Writes matches.
+var WriteOps = []string{"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
+
+func isWrite(op string) bool {
+	for _, w := range WriteOps {
+		if op == w {
+			return true
+		}
+	}
+	return false
+}
 
 // Faults lists every fault kind the proxy injects.
 var Faults = []Fault{ProvisionedThroughputExceeded, Throttling, InternalServerError, Timeout, TransactionThrottled}
@@ -51,12 +70,14 @@ var Faults = []Fault{ProvisionedThroughputExceeded, Throttling, InternalServerEr
 // Rule injects a fault into the requests of one operation (every operation
 // when Op is empty): the next Times of them, or all of them when Times is 0.
 // With Every above 1, only one request in Every of them (the Every-th, the
-// 2×Every-th, …) gets it, and Times counts those.
+// 2×Every-th, …) gets it, and Times counts those. With Writes, the rule
+// matches the write operations only (WriteOps), counted together.
 type Rule struct {
-	Fault Fault
-	Op    string // e.g. "TransactWriteItems", as X-Amz-Target names it
-	Times int
-	Every int
+	Fault  Fault
+	Op     string // e.g. "TransactWriteItems", as X-Amz-Target names it
+	Writes bool
+	Times  int
+	Every  int
 }
 
 // Proxy is a reverse proxy between a store's DynamoDB client and the
@@ -70,6 +91,19 @@ type Proxy struct {
 	rules    []*activeRule
 	injected map[Fault]int
 	noTokens bool
+	totals   Totals
+	closer   func()
+}
+
+// Totals are what a proxy has seen since it started: requests, writes
+// among them, retries (the SDK's attempt 2 and later, from its
+// amz-sdk-request header) and the answers it lost (LostAnswer and
+// ResetAnswer faults).
+type Totals struct {
+	Requests int `json:"requests"`
+	Writes   int `json:"writes"`
+	Retries  int `json:"retries"`
+	Lost     int `json:"answers_lost"`
 }
 
 type activeRule struct {
@@ -81,29 +115,90 @@ type activeRule struct {
 // NewProxy starts a proxy in front of the emulator, closed when the test ends.
 func NewProxy(t testing.TB) *Proxy {
 	t.Helper()
-	target, err := url.Parse(Endpoint(t))
+	p, err := Start(Endpoint(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Proxy{ops: map[string]int{}, injected: map[Fault]int{}}
-	forward := httputil.NewSingleHostReverseProxy(target)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	t.Cleanup(p.Close)
+	return p
+}
+
+// Start serves a proxy to the DynamoDB endpoint target on a free loopback
+// port, with no rules yet, until Close. GET /totals on it answers its
+// Totals as JSON (no DynamoDB request is a GET).
+func Start(target string) (*Proxy, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, fmt.Errorf("proxy target %q: %w", target, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("proxy listen: %w", err)
+	}
+	p := &Proxy{ops: map[string]int{}, injected: map[Fault]int{}, URL: "http://" + ln.Addr().String()}
+	srv := &http.Server{Handler: p.handler(httputil.NewSingleHostReverseProxy(u)), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	p.closer = func() { _ = srv.Close() }
+	return p, nil
+}
+
+// Close stops the proxy.
+func (p *Proxy) Close() { p.closer() }
+
+func (p *Proxy) handler(forward http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/totals" {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(p.Totals())
+			return
+		}
 		_, op, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
 		if op == "TransactWriteItems" && p.dropsTokens() {
 			dropToken(r)
 		}
-		if f, ok := p.count(op); ok {
-			if f == LostAnswer {
+		if f, ok := p.count(op, retried(r)); ok {
+			switch f {
+			case LostAnswer:
 				forward.ServeHTTP(httptest.NewRecorder(), r)
+			case ResetAnswer:
+				forward.ServeHTTP(httptest.NewRecorder(), r)
+				reset(w)
+				return
 			}
 			p.answer(w, r, f)
 			return
 		}
 		forward.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	p.URL = srv.URL
-	return p
+	})
+}
+
+// retried tells the SDK's retry of a request (amz-sdk-request: attempt=2; max=3).
+func retried(r *http.Request) bool {
+	h := r.Header.Get("Amz-Sdk-Request")
+	return strings.Contains(h, "attempt=") && !strings.Contains(h, "attempt=1;") && !strings.HasSuffix(h, "attempt=1")
+}
+
+// reset closes the client's connection without an answer.
+func reset(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0) // a reset, not an orderly close
+	}
+	_ = conn.Close()
+}
+
+// Totals returns what the proxy has seen since it started.
+func (p *Proxy) Totals() Totals {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.totals
 }
 
 // Store returns a store over the fixture's tables whose client talks
@@ -186,12 +281,19 @@ func (p *Proxy) Injected() map[Fault]int {
 	return got
 }
 
-func (p *Proxy) count(op string) (Fault, bool) {
+func (p *Proxy) count(op string, retry bool) (Fault, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ops[op]++
+	p.totals.Requests++
+	if isWrite(op) {
+		p.totals.Writes++
+	}
+	if retry {
+		p.totals.Retries++
+	}
 	for _, r := range p.rules {
-		if r.left == 0 || (r.Op != "" && r.Op != op) || (r.Fault == TransactionThrottled && op != "TransactWriteItems") {
+		if r.left == 0 || (r.Op != "" && r.Op != op) || (r.Writes && !isWrite(op)) || (r.Fault == TransactionThrottled && op != "TransactWriteItems") {
 			continue
 		}
 		if r.Every > 1 {
@@ -203,6 +305,9 @@ func (p *Proxy) count(op string) (Fault, bool) {
 			r.left--
 		}
 		p.injected[r.Fault]++
+		if r.Fault == LostAnswer || r.Fault == ResetAnswer {
+			p.totals.Lost++
+		}
 		return r.Fault, true
 	}
 	return "", false
