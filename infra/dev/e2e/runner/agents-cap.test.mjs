@@ -1,4 +1,4 @@
-// A model-spend cap reached and raised, with the real CLIs of every template of agents.mjs's CLIS, all
+// A model-spend cap reached and raised, with the real CLIs of every template of agents.mjs's CLIS and Codex, all
 // at once on agents of their own (pull mode, the local stack). None of these CLIs reports a cost: the
 // runner prices each run's tokens at its config's model_prices (here 10,000 USD per million tokens in
 // and out, so the stand-in's 10 + 10 tokens a reply cost 0.2 USD). alice, signed in, caps each agent's
@@ -10,6 +10,9 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { skipUnlessStack, eventually, sleep, PROJECT } from '../lib/env.mjs';
 import { TEMPLATES, storyPrereqs, story } from './stories.mjs';
+
+// Every template of the stories, and codex (which reports tokens, no cost, too).
+const CAPPED = [...TEMPLATES, 'codex'];
 
 const { stack, skipReason } = await storyPrereqs();
 const USD_PER_MTOK = 10_000;
@@ -26,7 +29,7 @@ describe('agent stories: a model-spend cap reached and raised (every template at
   const capEmails = async (agent) => (await s.outbox()).filter((m) => m.channel === 'email' && m.to === 'alice@example.com'
     && (m.subject || '').startsWith(`${agent} reached `));
 
-  for (const name of TEMPLATES) {
+  for (const name of CAPPED) {
     test(`${name}: the run's tokens priced by model_prices reach the cap; the owner raises it and the run goes on`, async () => {
       const agent = s.newAgent(`cap-${name}`);
       const page = await s.alice.newPage();
@@ -40,7 +43,7 @@ describe('agent stories: a model-spend cap reached and raised (every template at
       const first = await s.handOff(`${name} spend`, agent, { shell: false });
       const ended = await r.runEnded(first, 'task_routed');
       assert.equal(ended.exit_code, 0);
-      const usage = s.runLog(r, ended.run).find((l) => l.msg === 'agent-run usage')?.usage;
+      const usage = s.runLog(r, ended.run).find((l) => /^(agent|codex)-run usage$/.test(l.msg))?.usage;
       assert.ok(usage?.input_tokens > 0 && usage?.output_tokens > 0, `the run reports its tokens: ${JSON.stringify(usage)}`);
       const want = (usage.input_tokens + usage.output_tokens) * USD_PER_MTOK / 1e6;
       assert.ok(Math.abs(ended.cost_usd - want) < 1e-6, `the run cost ${ended.cost_usd} USD, want ${want} (its tokens at model_prices)`);

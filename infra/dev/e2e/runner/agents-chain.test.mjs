@@ -8,19 +8,16 @@
 // The chain is a table: a template joins it with one row.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { skipUnlessStack, admin, eventually, IN_CI, PROJECT, E2E_DIR } from '../lib/env.mjs';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { skipUnlessStack, admin, eventually, IN_CI, PROJECT } from '../lib/env.mjs';
 import { startStandIn } from '../claude/standin.mjs';
-import { startResponses } from './responses.mjs';
-import { codexModel } from './codexmodel.mjs';
 import { CLAUDE, RUN_WAIT_MS, approvalLink, decide, linesOf, stepEmails, startRunner, claudeProject, modelEnv, wokenModel, bashResults } from './harness.mjs';
-import { CLIS, storyPrereqs, story } from './stories.mjs';
+import { CLIS, storyPrereqs, story, shellOf } from './stories.mjs';
 
-const CODEX = resolve(E2E_DIR, 'node_modules', '.bin', 'codex');
 const { stack, skipReason: prereq } = await storyPrereqs();
 let skipReason = prereq;
-for (const path of [CLAUDE, CODEX]) {
+for (const path of [CLAUDE]) {
   if (!skipReason && !existsSync(path)) {
     skipReason = `no ${path} (npm ci in infra/dev/e2e)`;
     if (IN_CI) throw new Error(`CI: ${skipReason}`);
@@ -32,7 +29,7 @@ const REFUSAL = 'Not this one: the side file stays as it is.';
 // The chain, in order: each row's template, its shell tool as Prickle is asked it, and the owner's decision.
 const CHAIN = [
   { template: 'claude', tool: 'Bash', decision: 'approve' },
-  { template: 'codex', tool: 'exec_command', decision: 'approve' },
+  { template: 'codex', tool: shellOf('codex'), decision: 'approve' },
   { template: 'gemini', tool: CLIS.gemini.shell, decision: 'refuse' },
   { template: 'copilot', tool: CLIS.copilot.shell, decision: 'approve' },
 ];
@@ -41,30 +38,19 @@ describe('agent stories: a chain of hand-offs across Claude Code, Codex, Gemini 
   const s = story('chain');
   const commandFor = (taskId) => `echo ran >> ${s.sideOf(taskId)}`;
   let claudeModel;
-  let responses;
   const runners = new Map();
 
   before(async () => {
     await s.setup(stack);
     claudeModel = await startStandIn(wokenModel(commandFor));
-    responses = await startResponses(codexModel({ commandFor, patchFor: (t) => join(s.dir, 'work', `notes-${t}.txt`), sideOf: s.sideOf }));
-    const codexHome = join(s.dir, 'codex-home');
-    mkdirSync(codexHome);
-    writeFileSync(join(codexHome, 'config.toml'), `model_provider = "mock"\nmodel = "gpt-5-standin"\n\n[model_providers.mock]\nname = "Responses stand-in"\n` +
-      `base_url = "${responses.url}"\nwire_api = "responses"\nenv_key = "MOCK_API_KEY"\n`);
     // Every link's runner starts at once: one agent each.
     await Promise.all(CHAIN.map(async (link) => {
       const agent = s.newAgent(`chain-${link.template}`);
-      const common = { prickle_url: s.base, agent: agent.id, agent_token_env: 'PRICKLE_AGENT_TOKEN', mode: 'pull', concurrency: 2, run_timeout: '4m', grace: '5s',
-        log_dir: join(s.dir, `logs-${link.template}`), state_dir: join(s.dir, `state-${link.template}`) };
       let r;
       if (link.template === 'claude') {
-        r = await startRunner(s.bin, s.dir, 'chain-claude', { ...common, projects: { [PROJECT]: claudeProject(join(s.dir, 'work')) } },
-          { ...modelEnv(claudeModel, join(s.dir, 'home-claude')), PRICKLE_AGENT_TOKEN: agent.token });
-        s.runners.push(r);
-      } else if (link.template === 'codex') {
-        r = await startRunner(s.bin, s.dir, 'chain-codex', { ...common, projects: { [PROJECT]: { dir: join(s.dir, 'work'), template: 'codex', program: CODEX, args: ['--poll', '1s', '--poll-max', '2s'] } } },
-          { PATH: process.env.PATH, HOME: join(s.dir, 'home-codex'), CODEX_HOME: codexHome, MOCK_API_KEY: 'test', PRICKLE_AGENT_TOKEN: agent.token });
+        r = await startRunner(s.bin, s.dir, 'chain-claude', { prickle_url: s.base, agent: agent.id, agent_token_env: 'PRICKLE_AGENT_TOKEN', mode: 'pull',
+          concurrency: 2, run_timeout: '4m', grace: '5s', log_dir: join(s.dir, 'logs-claude'), state_dir: join(s.dir, 'state-claude'),
+          projects: { [PROJECT]: claudeProject(join(s.dir, 'work')) } }, { ...modelEnv(claudeModel, join(s.dir, 'home-claude')), PRICKLE_AGENT_TOKEN: agent.token });
         s.runners.push(r);
       } else {
         r = await s.runner(link.template, 'chain', agent);
@@ -75,7 +61,6 @@ describe('agent stories: a chain of hand-offs across Claude Code, Codex, Gemini 
   after(async () => {
     await s.teardown();
     await claudeModel?.close();
-    await responses?.close();
   });
 
   test('each agent asks its owner once for one guarded call; approved calls run once, a refusal reaches its model; the chain completes', async () => {
@@ -106,7 +91,7 @@ describe('agent stories: a chain of hand-offs across Claude Code, Codex, Gemini 
         await decide(s.browser, url, '#refuse', REFUSAL);
         const heard = await eventually(() => {
           const told = link.template === 'claude' ? bashResults(claudeModel, taskId).map((b) => JSON.stringify(b.content))
-            : link.template === 'codex' ? responses.requests.map((q) => JSON.stringify(q.input)).filter((t) => t.includes(taskId))
+            : link.template === 'codex' ? s.responses.requests.map((q) => JSON.stringify(q.input)).filter((t) => t.includes(taskId))
               : s.toldOf(taskId);
           return told.some((t) => t.includes(REFUSAL));
         }, { timeoutMs: RUN_WAIT_MS, intervalMs: 1000 });

@@ -13,7 +13,7 @@ const WOKE = /Prickle woke you for task (\S+) \((\w+)\)/;
  * parallel, accept_task, save_checkpoint, then exec_command appending a line to the task's side file
  * (its justification and argument order worded afresh each time), or, for a task that asks for a
  * "Codex patch", apply_patch adding the task's notes file, or, for "Codex MCP", the destructive tool
- * `append` of the MCP server "other"; if it ran, return_result. A resumed run
+ * `append` of the MCP server "other", or, for "[no call]", nothing; if it ran, return_result. A resumed run
  * whose prompt quotes the call left waiting makes it again. After a refusal: a checkpoint quoting
  * the owner, and the end of the turn. Told its owner edited the call: the command it is told to run.
  */
@@ -64,6 +64,7 @@ export function codexModel({ commandFor, patchFor, sideOf }) {
         return [call('save_checkpoint', { task_id: taskId, progress: 'About to append the line.', decisions: [], files_touched: [],
           next_steps: ['Append the line.'], open_questions: [] }, NS)];
       }
+      if (asks('[no call]')) return did('return_result') ? [say('Returned the result.')] : [result('nothing to run')];
       if (asks('Codex MCP')) return did('append') ? afterExec() : [call('append', { path: sideOf(taskId), line: 'ran' }, 'mcp__other')];
       return execs.length ? afterExec() : [exec()];
     }

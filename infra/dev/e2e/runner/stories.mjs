@@ -5,17 +5,23 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, admin, uniq, eventually, sleep, IN_CI, PROJECT } from '../lib/env.mjs';
+import { loadStack, admin, uniq, eventually, sleep, IN_CI, PROJECT, E2E_DIR } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startChatModels } from './chatmodels.mjs';
+import { startResponses } from './responses.mjs';
+import { codexModel } from './codexmodel.mjs';
 import { CLIS } from './agents.mjs';
 import { CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, keepRunnerLogs } from './harness.mjs';
 
 export { CLIS };
 /** The templates every story runs, one case each: agents.mjs's CLIS. */
 export const TEMPLATES = Object.keys(CLIS);
+/** The Codex CLI (codex-run hosts it); the stories its own suite (codex.test.mjs) does not tell run it too. */
+export const CODEX = resolve(E2E_DIR, 'node_modules', '.bin', 'codex');
+/** The shell tool of a template, as Prickle is asked about it. */
+export const shellOf = (name) => (name === 'codex' ? 'exec_command' : CLIS[name].shell);
 
 const WOKE = /Prickle woke you (?:again )?for task (\S+) \((\w+)\)/;
 const NOT_RUN = /blocked|Denied|not made|refused|still waiting|gate failed|hook exited|not allowed|cancel|interrupt|abort/i;
@@ -27,7 +33,7 @@ const pick = (a) => a[Math.floor(Math.random() * a.length)];
 export async function storyPrereqs() {
   const { stack, skipReason: stackSkip } = await loadStack();
   let skipReason = stackSkip;
-  for (const [path, what] of [...Object.values(CLIS).map((c) => [c.program, `${c.program} (npm ci in infra/dev/e2e)`]), [CHROMIUM, 'Chromium (apt-get install chromium)']]) {
+  for (const [path, what] of [...[...Object.values(CLIS).map((c) => c.program), CODEX].map((p) => [p, `${p} (npm ci in infra/dev/e2e)`]), [CHROMIUM, 'Chromium (apt-get install chromium)']]) {
     if (!skipReason && !existsSync(path)) {
       skipReason = `no ${what}`;
       if (IN_CI) throw new Error(`CI: ${skipReason}`);
@@ -122,6 +128,12 @@ export function story(label, { usage } = {}) {
       await eventually(() => s.plans.has(taskId), { timeoutMs: 10000, intervalMs: 100 });
       return s.plans.get(taskId);
     }), { usage });
+    // Codex's stand-in (the Responses API) and its home, whose config points Codex at it.
+    s.responses = await startResponses(codexModel({ commandFor: (t) => `echo ran >> ${s.sideOf(t)}`, patchFor: (t) => join(s.dir, 'work', `notes-${t}.txt`), sideOf: s.sideOf }));
+    s.codexHome = join(s.dir, 'codex-home');
+    mkdirSync(s.codexHome);
+    writeFileSync(join(s.codexHome, 'config.toml'), `model_provider = "mock"\nmodel = "gpt-5-standin"\n\n[model_providers.mock]\nname = "Responses stand-in"\n` +
+      `base_url = "${s.responses.url}"\nwire_api = "responses"\nenv_key = "MOCK_API_KEY"\n`);
     s.browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
     s.bob = await connectSdk(stack.url, stack.tokens['bob/reviewer'], `prickle-e2e-${label}`);
   };
@@ -131,6 +143,7 @@ export function story(label, { usage } = {}) {
     await s.browser?.close();
     await s.bob?.client.close().catch(() => {});
     await s.model?.close();
+    await s.responses?.close();
     const keep = keepRunnerLogs(`runner-${label}-logs`, s.dir, s.runners);
     if (keep && s.model) writeFileSync(join(keep, 'model-requests.json'), JSON.stringify(s.model.requests.map((q) => ({ url: q.url, conversation: q.conversation })), null, 1));
     if (s.dir) rmSync(s.dir, { recursive: true, force: true });
@@ -147,6 +160,15 @@ export function story(label, { usage } = {}) {
   };
   /** A pull-mode runner of agent whose project runs template name. */
   s.runner = async (name, runLabel, agent, { extraEnv = {}, config = {} } = {}) => {
+    if (name === 'codex') {
+      const r = await startRunner(s.bin, s.dir, `codex-${runLabel}`, {
+        prickle_url: s.base, agent: agent.id, agent_token_env: 'PRICKLE_AGENT_TOKEN', mode: 'pull',
+        concurrency: 2, run_timeout: '4m', grace: '5s', log_dir: join(s.dir, `logs-codex-${runLabel}`), state_dir: join(s.dir, `state-codex-${agent.id.split('/')[1]}`),
+        projects: { [PROJECT]: { dir: join(s.dir, 'work'), template: 'codex', program: CODEX, args: ['--poll', '1s', '--poll-max', '2s'] } }, ...config,
+      }, { PATH: process.env.PATH, HOME: join(s.dir, 'home-codex'), CODEX_HOME: s.codexHome, MOCK_API_KEY: 'test', PRICKLE_AGENT_TOKEN: agent.token, ...extraEnv });
+      s.runners.push(r);
+      return r;
+    }
     const cli = CLIS[name];
     const home = join(s.dir, `home-${name}`);
     if (cli.settings && !existsSync(join(home, cli.settings[0], 'settings.json'))) {
@@ -184,13 +206,13 @@ export function story(label, { usage } = {}) {
   /** bob hands a task to agent; plan is what the model does with it ({result}). */
   s.handOff = async (what, agent, plan = {}) => {
     const { task } = await s.call(s.bob.client, 'hand_off_task', { project: PROJECT, assignee: agent.id, packet: {
-      task: `${what} ${uniq(label)}`, deliverable_type: 'answer', acceptance_criteria: ['The side-effect file has its line.'] } });
+      task: `${what} ${uniq(label)}${plan.shell === false ? ' [no call]' : ''}`, deliverable_type: 'answer', acceptance_criteria: ['The side-effect file has its line.'] } });
     s.plans.set(task.id, plan);
     return task.id;
   };
   s.pendingShell = async (name, taskId) => {
-    const st = await eventually(() => admin(['steps', '--task', taskId]).find((x) => x.tool_name === CLIS[name].shell && x.status === 'pending'), { timeoutMs: RUN_WAIT_MS, intervalMs: 500 });
-    assert.ok(st, `a pending ${CLIS[name].shell} step on ${taskId}`);
+    const st = await eventually(() => admin(['steps', '--task', taskId]).find((x) => x.tool_name === shellOf(name) && x.status === 'pending'), { timeoutMs: RUN_WAIT_MS, intervalMs: 500 });
+    assert.ok(st, `a pending ${shellOf(name)} step on ${taskId}`);
     return st;
   };
   /** The model's requests in taskId's conversation. */
