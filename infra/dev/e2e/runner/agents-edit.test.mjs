@@ -1,7 +1,7 @@
 // Edit, then allow, with the real CLIs of every template of agents.mjs's CLIS (qwen, gemini, copilot),
 // all at once on agents of their own (pull mode, the local stack): the model appends a line with the
 // CLI's shell tool → the gate holds it, pending → alice, signed in, opens her email's approval link,
-// edits the command and approves the edit → the edited command runs exactly once (the one asked never
+// edits the command and approves the edit (or, every other template, does so inside Slack) → the edited command runs exactly once (the one asked never
 // runs), the model is told its owner edited the call, the owner was asked once, one step, consumed.
 // gemini and copilot run the edit in place of the call; qwen, whose hook ignores an edited input, is
 // denied with the edited call quoted, and the model's next call (that one) is the approved step.
@@ -24,8 +24,10 @@ describe('agent stories: the owner edits the call, then allows it (every templat
   });
   after(() => s.teardown());
 
-  for (const name of TEMPLATES) {
-    test(`${name}: the edited call runs as edited, exactly once, and the model is told`, async () => {
+  // The owner edits on the approval page signed in, or inside Slack: every other template each way.
+  TEMPLATES.forEach((name, i) => {
+    const via = i % 2 ? 'slack' : 'the web page';
+    test(`${name}: edited from ${via}, the call runs as edited, exactly once, and the model is told`, async () => {
       const agent = s.newAgent(`edit-${name}`);
       const r = await s.runner(name, 'edit', agent);
       const taskId = await s.handOff(`${name} edit`, agent);
@@ -33,14 +35,18 @@ describe('agent stories: the owner edits the call, then allows it (every templat
       const edit = step.input.command.replace('echo ran', 'echo edited');
       assert.notEqual(edit, step.input.command);
 
-      const link = await approvalLink(s.base, taskId, step.step_id);
-      const page = await s.alice.newPage();
-      assert.equal((await page.goto(link)).status(), 200);
-      await page.locator('#edit-step summary').click();
-      assert.equal(await page.locator('#command-step').inputValue(), step.input.command);
-      await page.locator('#command-step').fill(edit);
-      await Promise.all([page.waitForURL(/\?done=1$/), page.locator('#approve-edit-step').click()]);
-      await page.close();
+      if (via === 'slack') {
+        await s.slackEdit(taskId, step.step_id, edit);
+      } else {
+        const link = await approvalLink(s.base, taskId, step.step_id);
+        const page = await s.alice.newPage();
+        assert.equal((await page.goto(link)).status(), 200);
+        await page.locator('#edit-step summary').click();
+        assert.equal(await page.locator('#command-step').inputValue(), step.input.command);
+        await page.locator('#command-step').fill(edit);
+        await Promise.all([page.waitForURL(/\?done=1$/), page.locator('#approve-edit-step').click()]);
+        await page.close();
+      }
 
       const end = await r.runEnded(taskId, 'task_routed');
       assert.equal(end.exit_code, 0);
@@ -55,5 +61,5 @@ describe('agent stories: the owner edits the call, then allows it (every templat
       assert.equal(readFileSync(s.sideOf(taskId), 'utf8').split('\n').filter(Boolean).length, 1, 'still once');
       await r.stop();
     });
-  }
+  });
 });

@@ -3,6 +3,7 @@
 // there), one runner per template and test on an agent of its own (created for the test, pull mode),
 // so that every template's case of a story runs at once against the one local stack.
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -197,6 +198,39 @@ export function story(label, { usage } = {}) {
     assert.equal((await page.goto(mail.links.find((l) => l.includes('/signin/')))).status(), 200);
     await Promise.all([page.waitForURL(`${s.base}/`), page.locator('#signin-button').click()]);
     await page.close();
+  };
+  /**
+   * alice edits the step's command inside Slack and approves the edit, as slack.test.mjs plays Slack: her
+   * request message's Edit… button (a signed block_actions), then the modal submitted (view_submission).
+   */
+  s.slackEdit = async (taskId, stepId, edited) => {
+    const secret = s.stack.local.slack_signing_secret;
+    assert.ok(secret, 'local.json has the Slack signing secret');
+    const messages = async () => (await s.outbox()).map((m) => ({ ...m, body: typeof m.body === 'string' ? JSON.parse(m.body) : m.body }));
+    const buttons = (m) => Object.fromEntries((m.body?.blocks ?? []).filter((b) => b.type === 'actions').flatMap((b) => b.elements).map((e) => [e.action_id, e.value ?? e.url]));
+    const claims = (token) => JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString('utf8'));
+    const message = await eventually(async () => (await messages()).find((m) => m.channel === 'slack' && !m.subject.startsWith('updated: ')
+      && buttons(m).prickle_edit && claims(buttons(m).prickle_edit).step_id === stepId), { timeoutMs: 20000 });
+    assert.ok(message, `alice's Slack message for ${stepId} of ${taskId}`);
+    const token = buttons(message).prickle_edit;
+    const post = async (payload) => {
+      const body = `payload=${encodeURIComponent(JSON.stringify(payload))}`;
+      const ts = String(Math.floor(Date.now() / 1000));
+      const r = await fetch(s.stack.local.slack_interactivity_url, { method: 'POST', body, headers: { 'Content-Type': 'application/x-www-form-urlencoded',
+        'X-Slack-Request-Timestamp': ts, 'X-Slack-Signature': `v0=${createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex')}` } });
+      return { status: r.status, text: await r.text() };
+    };
+    const user = { id: 'U0ALICE', username: 'alice', name: 'alice', team_id: 'T0PRICKLE' };
+    const team = { id: 'T0PRICKLE', domain: 'prickle' };
+    assert.equal((await post({ type: 'block_actions', user, api_app_id: 'A0PRICKLE', team, trigger_id: `${Date.now()}.1.e2e`,
+      container: { type: 'message', message_ts: message.body.ts, channel_id: 'C0ALICE' }, channel: { id: 'C0ALICE', name: 'alice-agents' },
+      state: { values: {} }, response_url: 'https://hooks.slack.com/actions/T0PRICKLE/1/e2e',
+      actions: [{ action_id: 'prickle_edit', block_id: 'prickle_decide', type: 'button', value: token, action_ts: `${Date.now() / 1000}` }] })).status, 200);
+    const modal = await eventually(async () => (await messages()).find((m) => m.subject === 'modal: Edit, then approve' && m.body.private_metadata === token), { timeoutMs: 20000 });
+    assert.ok(modal, 'the Edit modal opened');
+    const values = { message: { message: { type: 'plain_text_input', value: '' } }, edit_command: { edit: { type: 'plain_text_input', value: edited } } };
+    assert.deepEqual(await post({ type: 'view_submission', team, user, api_app_id: 'A0PRICKLE', trigger_id: `${Date.now()}.2.e2e`,
+      view: { ...modal.body, id: 'V0E2E', state: { values } }, response_urls: [] }), { status: 200, text: '' }, 'the edit is approved; the modal closes');
   };
   s.call = async (client, tool, args) => {
     const r = await client.callTool({ name: tool, arguments: args });
