@@ -1,7 +1,8 @@
 // What the agent stories share (agents-edit, agents-cap, agents-kill, agents-chain .test.mjs): one
 // stand-in model of the chat wires for every template of agents.mjs's CLIS (a new template is one row
-// there), one runner per template and test on an agent of its own (created for the test, pull mode),
-// so that every template's case of a story runs at once against the one local stack.
+// there) and one of the Responses API for Codex (codexmodel.mjs), one runner per template and test on
+// an agent of its own (created for the test, pull mode), so that every template's case of a story runs
+// at once against the one local stack.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, keepRu
 export { CLIS };
 /** The templates every story runs, one case each: agents.mjs's CLIS. */
 export const TEMPLATES = Object.keys(CLIS);
-/** The Codex CLI (codex-run hosts it); the stories its own suite (codex.test.mjs) does not tell run it too. */
+/** The Codex CLI (codex-run hosts it): the stories its own suite (codex.test.mjs) does not tell run it too. */
 export const CODEX = resolve(E2E_DIR, 'node_modules', '.bin', 'codex');
 /** The shell tool of a template, as Prickle is asked about it. */
 export const shellOf = (name) => (name === 'codex' ? 'exec_command' : CLIS[name].shell);
@@ -49,7 +50,7 @@ export async function storyPrereqs() {
  * afresh, sometimes beside a read in one message); told its owner edited the call (qwen), it makes the
  * edited call; once the call ran it returns the task's result when `plan(taskId).result`; when the call
  * was not made it says so and ends its turn, and makes it again only when a resumed run's prompt comes
- * after a "still waiting". `plan(taskId)` is what the test registered for the task: {result} returns
+ * after a "still waiting" or quotes the call it asked (its run ended before the answer came). `plan(taskId)` is what the test registered for the task: {result} returns
  * the result once the call ran, {shell: false} makes no call at all.
  */
 export function storyModel(sideOf, plan = () => ({})) {
