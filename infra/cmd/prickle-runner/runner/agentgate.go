@@ -123,7 +123,7 @@ func AgentHook(ctx context.Context, cliName string, in io.Reader, out io.Writer,
 	}
 	steps := RunMCP(getenv("PRICKLE_MCP_URL"), gateStepTimeout)
 	claims := gateClaims{ce: ClaimEnvFrom(getenv), room: RunMCP(getenv("PRICKLE_MCP_URL"), roomTimeout)}
-	return runGateWith(ctx, cli, in, out, HookEnvFrom(getenv), steps, claims, getenv(gateFaultEnv), cli.gateLimit())
+	return runGateWith(ctx, cli, in, out, HookEnvFrom(getenv), steps, claims, getenv(gateFaultEnv), cli.gateLimit(), listening(out))
 }
 
 // gateClaims is what the gate claims and guards edits with (claimgate.go):
@@ -155,18 +155,19 @@ func (w *onceWriter) write(b []byte) bool {
 // runGate answers one hook call within limit: when the gate has not
 // answered by then, the deny is written and the gate returns at once (its
 // asks are left to the context's end).
-func runGate(ctx context.Context, cli agentCLI, in io.Reader, out io.Writer, env HookEnv, steps Steps, fault string, limit time.Duration) int {
-	return runGateWith(ctx, cli, in, out, env, steps, gateClaims{}, fault, limit)
+// alive says whether the CLI still waits for the answer (nil: assume so).
+func runGate(ctx context.Context, cli agentCLI, in io.Reader, out io.Writer, env HookEnv, steps Steps, fault string, limit time.Duration, alive func() bool) int {
+	return runGateWith(ctx, cli, in, out, env, steps, gateClaims{}, fault, limit, alive)
 }
 
 // runGateWith is runGate with file claims.
-func runGateWith(ctx context.Context, cli agentCLI, in io.Reader, out io.Writer, env HookEnv, steps Steps, claims gateClaims, fault string, limit time.Duration) int {
+func runGateWith(ctx context.Context, cli agentCLI, in io.Reader, out io.Writer, env HookEnv, steps Steps, claims gateClaims, fault string, limit time.Duration, alive func() bool) int {
 	w := &onceWriter{out: out}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	done := make(chan gateAnswer, 1)
 	go func() {
-		a, err := gate(ctx, cli, in, env, steps, claims, fault)
+		a, err := gate(ctx, cli, in, env, steps, claims, fault, alive)
 		if err != nil {
 			a = gateAnswer{Reason: clip(gateFailed+" ("+err.Error()+")", 1000)}
 		}
@@ -192,7 +193,7 @@ func gateStillWaitingOr(ctx context.Context) string {
 }
 
 // gate decides one call.
-func gate(ctx context.Context, cli agentCLI, in io.Reader, env HookEnv, steps Steps, claims gateClaims, fault string) (gateAnswer, error) {
+func gate(ctx context.Context, cli agentCLI, in io.Reader, env HookEnv, steps Steps, claims gateClaims, fault string, alive func() bool) (gateAnswer, error) {
 	switch fault {
 	case "":
 	case "hang":
@@ -236,11 +237,15 @@ func gate(ctx context.Context, cli agentCLI, in io.Reader, env HookEnv, steps St
 		c.CallID = cli.name() + "-" + c.CallID
 	}
 	ask := StepAsk{ToolName: c.Tool, Input: c.Input, ToolUseID: clip(c.CallID, 200)}
-	ans, err := holdDecision(ctx, steps, env.RunToken, ask, cli.edits())
-	if env.SessionDir != "" && ans.StepID != "" {
-		// Best effort: the next run quotes this call when it was left waiting.
-		_ = SaveAsked(env.SessionDir, Asked{Call: Call{ToolUseID: ask.ToolUseID, Name: ask.ToolName, Input: ask.Input}, StepID: ans.StepID, Status: ans.Status, At: time.Now().UTC()})
+	// Best effort: the next run quotes this call when it was left waiting, also
+	// when this gate is killed while it holds the call (hence once it is asked).
+	saveAsked := func(ans StepAnswer) {
+		if env.SessionDir != "" && ans.StepID != "" {
+			_ = SaveAsked(env.SessionDir, Asked{Call: Call{ToolUseID: ask.ToolUseID, Name: ask.ToolName, Input: ask.Input}, StepID: ans.StepID, Status: ans.Status, At: time.Now().UTC()})
+		}
 	}
+	ans, err := holdDecision(ctx, steps, env.RunToken, ask, cli.edits(), holdHooks{alive: alive, asked: saveAsked})
+	saveAsked(ans)
 	switch {
 	case errors.Is(err, ErrRefused):
 		return gateAnswer{Reason: clip(err.Error(), 1000)}, nil
@@ -296,26 +301,31 @@ func commandOf(input json.RawMessage) (string, bool) {
 // answered "approved" and nothing is used): an approval of the call as asked
 // is then taken with the call id, which uses it once; an approval of an edit
 // is taken the same way by a CLI that runs edits, else left for the edited
-// call the model is told to make.
-func holdDecision(ctx context.Context, steps Steps, token string, ask StepAsk, takeEdits bool) (StepAnswer, error) {
+// call the model is told to make. Nothing is taken, and the hold ends, once
+// the CLI is gone (h.alive): the approval stays for the run that makes the
+// call again.
+func holdDecision(ctx context.Context, steps Steps, token string, ask StepAsk, takeEdits bool, h holdHooks) (StepAnswer, error) {
 	look := ask
 	look.ToolUseID = ""
 	wait := gatePoll
-	for {
+	for first := true; ; first = false {
 		ans, err := askStep(ctx, steps, token, look)
 		if err != nil {
 			return ans, err
 		}
 		if ans.Status != "pending" {
-			if ans.Status == "approved" && (takeEdits || !edited(ask.ToolName, ask.Input, ans.UpdatedInput)) {
+			if ans.Status == "approved" && (takeEdits || !edited(ask.ToolName, ask.Input, ans.UpdatedInput)) && h.cliAlive() {
 				return askStep(ctx, steps, token, ask) // an allow, used once
 			}
 			return ans, nil
 		}
+		if first && h.asked != nil {
+			h.asked(ans)
+		}
 		deadline, ok := ctx.Deadline()
 		// Another look may be followed by a take: both must end before the
 		// gate's limit, or an approval could be used by a call then denied.
-		if ok && time.Until(deadline) < wait+2*gateStepTimeout {
+		if (ok && time.Until(deadline) < wait+2*gateStepTimeout) || !h.cliAlive() {
 			return ans, nil // still pending: deny while there is time to say so
 		}
 		t := time.NewTimer(wait)
@@ -328,6 +338,15 @@ func holdDecision(ctx context.Context, steps Steps, token string, ask StepAsk, t
 		wait = min(2*wait, gatePollMax)
 	}
 }
+
+// holdHooks are what holdDecision tells and asks its gate: asked, once the
+// call is known pending; alive, whether the CLI still waits for the answer.
+type holdHooks struct {
+	asked func(StepAnswer)
+	alive func() bool
+}
+
+func (h holdHooks) cliAlive() bool { return h.alive == nil || h.alive() }
 
 func askStep(ctx context.Context, steps Steps, token string, ask StepAsk) (StepAnswer, error) {
 	c, cancel := context.WithTimeout(ctx, gateStepTimeout)

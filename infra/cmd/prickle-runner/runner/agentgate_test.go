@@ -79,6 +79,7 @@ type decoded struct {
 	allow  bool
 	reason string
 	input  string // the edited input the CLI runs ("" for none)
+	note   string // what the CLI tells the model beside the call's result
 }
 
 func decode(t *testing.T, cli string, b []byte) decoded {
@@ -103,8 +104,9 @@ func decode(t *testing.T, cli string, b []byte) decoded {
 			Decision string `json:"decision"`
 			Reason   string `json:"reason"`
 			H        *struct {
-				Event string          `json:"hookEventName"`
-				Input json.RawMessage `json:"tool_input"`
+				Event   string          `json:"hookEventName"`
+				Input   json.RawMessage `json:"tool_input"`
+				Context string          `json:"additionalContext"`
 			} `json:"hookSpecificOutput"`
 		}
 		_ = json.Unmarshal(b, &o)
@@ -117,15 +119,17 @@ func decode(t *testing.T, cli string, b []byte) decoded {
 				t.Fatalf("gemini answer %s", b)
 			}
 			d.input = rawText(o.H.Input)
+			d.note = o.H.Context
 		}
 	case TemplateCopilot:
 		var o struct {
 			Decision string          `json:"permissionDecision"`
 			Reason   string          `json:"permissionDecisionReason"`
 			Args     json.RawMessage `json:"modifiedArgs"`
+			Context  string          `json:"additionalContext"`
 		}
 		_ = json.Unmarshal(b, &o)
-		d = decoded{allow: o.Decision == "allow", reason: o.Reason, input: rawText(o.Args)}
+		d = decoded{allow: o.Decision == "allow", reason: o.Reason, input: rawText(o.Args), note: o.Context}
 		if !d.allow && o.Decision != "deny" {
 			t.Fatalf("copilot decision %q", o.Decision)
 		}
@@ -197,11 +201,12 @@ func TestGateDecides(t *testing.T) {
 		allowed []string
 		token   string
 		limit   time.Duration
+		gone    bool                                                 // the CLI is gone: nobody reads the answer
 		want    func(cli string, d decoded, s *scriptedSteps) string // "" when right
 	}{
 		{name: "approved: allowed, the approval taken with the call id", steps: &scriptedSteps{look: []StepAnswer{approved}, take: allow},
 			want: func(cli string, d decoded, s *scriptedSteps) string {
-				if !d.allow || d.input != "" || len(s.asked) != 2 || s.asked[1].ToolUseID == "" || s.asked[0].ToolUseID != "" {
+				if !d.allow || d.input != "" || d.note != "" || len(s.asked) != 2 || s.asked[1].ToolUseID == "" || s.asked[0].ToolUseID != "" {
 					return "want an allow of the call as asked, taken once"
 				}
 				if want := map[string]string{TemplateQwen: "call_4_6792", TemplateOpencode: "call_2_9769"}[cli]; want != "" && s.asked[1].ToolUseID != want {
@@ -242,6 +247,23 @@ func TestGateDecides(t *testing.T) {
 				if !d.allow || d.input != jsonText(json.RawMessage(`{"command":"echo edited > out.txt"}`)) || len(s.asked) != 2 {
 					return "want an allow running the edited input"
 				}
+				if !strings.Contains(d.note, "your owner edited this call") || !strings.Contains(d.note, "echo edited > out.txt") {
+					return "want the model told of the edit: " + d.note
+				}
+				return ""
+			}},
+		{name: "approved while the CLI is gone: the approval is left for the run that makes the call again", steps: &scriptedSteps{look: []StepAnswer{approved}, take: allow}, gone: true,
+			want: func(_ string, d decoded, s *scriptedSteps) string {
+				if d.allow || len(s.asked) != 1 || s.asked[0].ToolUseID != "" {
+					return "want nothing taken"
+				}
+				return ""
+			}},
+		{name: "pending while the CLI is gone: the hold ends", steps: &scriptedSteps{look: []StepAnswer{pending, approved}, take: allow}, gone: true, limit: 30 * time.Second,
+			want: func(_ string, d decoded, s *scriptedSteps) string {
+				if d.allow || len(s.asked) != 1 {
+					return "want one look, nothing held or taken"
+				}
 				return ""
 			}},
 		{name: "allow-listed: allowed unasked", steps: &scriptedSteps{look: []StepAnswer{pending}}, allowed: []string{"run_shell_command", "bash"},
@@ -280,7 +302,8 @@ func TestGateDecides(t *testing.T) {
 					limit = 20 * time.Second
 				}
 				var out bytes.Buffer
-				if code := runGate(context.Background(), agentCLIs[cli], strings.NewReader(gateInputs[cli]), &out, env, &steps, "", limit); code != 0 {
+				alive := func() bool { return !tt.gone }
+				if code := runGate(context.Background(), agentCLIs[cli], strings.NewReader(gateInputs[cli]), &out, env, &steps, "", limit, alive); code != 0 {
 					t.Fatalf("exit %d", code)
 				}
 				if msg := tt.want(cli, decode(t, cli, out.Bytes()), &steps); msg != "" {
@@ -297,12 +320,57 @@ func TestGateDecides(t *testing.T) {
 	}
 }
 
+// The call is kept in asked.json as soon as it is known pending, before the
+// hold ends: a gate killed while it holds leaves it for the task's next run.
+func TestGateKeepsTheAskedCallWhileItHolds(t *testing.T) {
+	pending := StepAnswer{StepID: "stp_1", Status: "pending", Behavior: "deny", Message: "still waiting"}
+	approved := StepAnswer{StepID: "stp_1", Status: "approved", Behavior: "deny"}
+	steps := &scriptedSteps{look: []StepAnswer{pending, pending, approved}, take: StepAnswer{StepID: "stp_1", Status: "consumed", Behavior: "allow"}}
+	var kept []StepAnswer
+	ask := StepAsk{ToolName: "bash", Input: json.RawMessage(`{"command":"ls"}`), ToolUseID: "c1"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ans, err := holdDecision(ctx, steps, "t", ask, true, holdHooks{asked: func(a StepAnswer) {
+		kept = append(kept, a)
+		if len(steps.asked) != 1 {
+			t.Errorf("kept after %d asks, want at the first", len(steps.asked))
+		}
+	}})
+	if err != nil || ans.Status != "consumed" {
+		t.Fatalf("%+v %v", ans, err)
+	}
+	if len(kept) != 1 || kept[0].Status != "pending" {
+		t.Fatalf("kept %+v, want the pending call once", kept)
+	}
+}
+
+// The gate tells a CLI that is gone from one that reads its answer by its
+// stdout pipe: without a reader, poll reports an error.
+func TestGateSeesItsCLIGone(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	alive := listening(w)
+	if alive == nil || !alive() {
+		t.Fatal("a pipe with its reader: the CLI is there")
+	}
+	r.Close()
+	if alive() {
+		t.Fatal("a pipe without a reader: the CLI is gone")
+	}
+	if listening(&bytes.Buffer{}) != nil {
+		t.Fatal("a buffer is no pipe to watch")
+	}
+}
+
 // A gate that hangs still answers, with a deny, within its limit.
 func TestGateAnswersWithinItsLimit(t *testing.T) {
 	for cli := range gateInputs {
 		start := time.Now()
 		var out bytes.Buffer
-		code := runGate(context.Background(), agentCLIs[cli], strings.NewReader(gateInputs[cli]), &out, HookEnv{RunToken: "t"}, &scriptedSteps{look: []StepAnswer{{}}}, "hang", 300*time.Millisecond)
+		code := runGate(context.Background(), agentCLIs[cli], strings.NewReader(gateInputs[cli]), &out, HookEnv{RunToken: "t"}, &scriptedSteps{look: []StepAnswer{{}}}, "hang", 300*time.Millisecond, nil)
 		if code != 0 || time.Since(start) > 5*time.Second {
 			t.Fatalf("%s: exit %d after %s", cli, code, time.Since(start))
 		}

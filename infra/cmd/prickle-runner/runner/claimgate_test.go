@@ -106,7 +106,7 @@ func TestGateClaimsEdits(t *testing.T) {
 				steps := &scriptedSteps{look: []StepAnswer{approved}, take: consumed}
 				var out bytes.Buffer
 				code := runGateWith(context.Background(), agentCLIs[cli], strings.NewReader(gateEdit(cli, file)), &out, env, steps,
-					gateClaims{ce: r.ce, room: r.room}, "", 5*time.Second)
+					gateClaims{ce: r.ce, room: r.room}, "", 5*time.Second, nil)
 				if code != 0 {
 					t.Fatalf("exit %d", code)
 				}

@@ -16,7 +16,7 @@ import (
 // level (repository hooks need folder trust, which --resume does not keep).
 // The MCP file, which holds the run token, is the run's own (0600, removed
 // when it ends). The hook's input has no call id; an allow's modifiedArgs
-// runs as edited; copilot denies when a hook exits non-zero but runs the
+// runs as edited, its additionalContext tells the model so; copilot denies when a hook exits non-zero but runs the
 // call when it answers with anything but JSON or times out.
 type copilotCLI struct{}
 
@@ -61,6 +61,7 @@ func (copilotCLI) answer(a gateAnswer) []byte {
 	if a.Allow {
 		o.Decision = "allow"
 		o.ModifiedArgs = a.Input
+		// The note of an edit: Copilot CLI hands it to the model with the call's result.
 		o.AdditionalContext = a.Note
 	}
 	b, err := json.Marshal(o)

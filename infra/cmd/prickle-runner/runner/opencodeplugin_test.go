@@ -107,7 +107,7 @@ func TestOpencodePluginFailsClosed(t *testing.T) {
 		{name: "allow then exit 1", gate: fakeGate(t, `echo '{"decision":"allow"}'; exit 1`), reason: gateFailed},
 		{name: "allow with args that are no object", gate: fakeGate(t, `echo '{"decision":"allow","args":"rm -rf /"}'`), reason: gateFailed},
 		{name: "allow with null args", gate: fakeGate(t, `echo '{"decision":"allow","args":null}'`), reason: gateFailed},
-		{name: "allow too late", gate: fakeGate(t, `sleep 5; echo '{"decision":"allow"}'`), timeout: time.Second, reason: gateFailed},
+		{name: "allow too late", gate: fakeGate(t, `sleep 30; echo '{"decision":"allow"}'`), timeout: time.Second, reason: gateFailed},
 		{name: "deny", gate: fakeGate(t, `echo '{"decision":"deny","reason":"Not on a Friday."}'`), reason: "Not on a Friday."},
 	}
 	for _, tt := range tests {
@@ -127,8 +127,10 @@ func TestOpencodePluginFailsClosed(t *testing.T) {
 			if jsonText(r.Args) != jsonText(json.RawMessage(pluginArgs)) {
 				t.Errorf("the call's args changed: %s", r.Args)
 			}
-			if tt.timeout > 0 && time.Since(start) > tt.timeout+4*time.Second {
-				t.Errorf("took %s past a bound of %s", time.Since(start), tt.timeout)
+			// Far from the bound on a busy host, far below the 30 s a plugin
+			// that waited for the late gate would take.
+			if tt.timeout > 0 && time.Since(start) > tt.timeout+15*time.Second {
+				t.Errorf("took %s past a bound of %s: the plugin waited for the gate", time.Since(start), tt.timeout)
 			}
 		})
 	}

@@ -32,7 +32,7 @@ const pick = (a) => a[Math.floor(Math.random() * a.length)];
 
 // Each template: its CLI, its shell and read tools, its model wire, the user's own settings (what a
 // real login leaves in the CLI's home) and the environment that points it at the stand-in.
-const CLIS = {
+export const CLIS = {
   qwen: { program: bin('qwen'), shell: 'run_shell_command', marker: 'read_file', read: { name: 'read_file', args: (p) => ({ file_path: p }) },
     settings: ['.qwen', { security: { auth: { selectedType: 'openai' } }, telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false } }],
     env: (url) => ({ OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: 'test', OPENAI_MODEL: 'mock-model' }), args: [] },

@@ -7,7 +7,7 @@
 // Both read the request into one conversation shape ({tools, messages: [{role, text, calls, results}]}) and
 // answer what `turn(conversation)` returns: {text} or {calls: [{name, args}]} (several: parallel calls).
 // Like a real model, each call is written afresh: new ids every reply, the arguments' keys in a new order.
-// Every request is kept in `requests` ({api, body, conversation}); each reply counts 10 tokens in, 10 out.
+// Every request is kept in `requests` ({api, body, conversation}); each reply counts 10 tokens in, 10 out unless told otherwise.
 import { createServer } from 'node:http';
 
 let seq = 0;
@@ -67,8 +67,11 @@ function fromGemini(body) {
   return { tools, messages };
 }
 
-/** Starts the stand-in; `turn(conversation, {api})` picks each reply. */
-export async function startChatModels(turn) {
+/**
+ * Starts the stand-in; `turn(conversation, {api})` picks each reply. `usage()`, if given, is the
+ * {input, output} tokens each reply reports (else 10 and 10).
+ */
+export async function startChatModels(turn, { usage: usageOf } = {}) {
   const requests = [];
   const errors = [];
   const server = createServer((req, res) => {
@@ -94,16 +97,17 @@ export async function startChatModels(turn) {
         errors.push(e);
         reply = { text: `stand-in error: ${e.message}` };
       }
+      const tok = usageOf?.() || { input: 10, output: 10 };
       const calls = (reply.calls || []).map((c) => ({ id: newId('call'), name: c.name, args: reorder(c.args) }));
       if (api === 'gemini') {
         const parts = calls.length ? calls.map((c) => ({ functionCall: { name: c.name, args: c.args } })) : [{ text: reply.text || '' }];
         const chunk = { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
-          usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 10, totalTokenCount: 20 }, modelVersion: body.model || 'gemini-2.5-flash', responseId: newId('resp') };
+          usageMetadata: { promptTokenCount: tok.input, candidatesTokenCount: tok.output, totalTokenCount: tok.input + tok.output }, modelVersion: body.model || 'gemini-2.5-flash', responseId: newId('resp') };
         if (/alt=sse/.test(url)) { res.writeHead(200, { 'Content-Type': 'text/event-stream' }); res.end(`data: ${JSON.stringify(chunk)}\n\n`); return; }
         res.writeHead(200, { 'Content-Type': 'application/json' }); res.end(JSON.stringify(chunk));
         return;
       }
-      const usage = { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 };
+      const usage = { prompt_tokens: tok.input, completion_tokens: tok.output, total_tokens: tok.input + tok.output };
       const base = { id: newId('chatcmpl'), created: Math.floor(Date.now() / 1000), model: body.model || 'mock-model' };
       const toolCalls = calls.map((c, index) => ({ index, id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } }));
       if (!body.stream) {
