@@ -141,7 +141,7 @@ func decode(t *testing.T, cli string, b []byte) decoded {
 			Note     string          `json:"note"`
 		}
 		_ = json.Unmarshal(b, &o)
-		d = decoded{allow: o.Decision == "allow", reason: o.Reason, input: rawText(o.Args)}
+		d = decoded{allow: o.Decision == "allow", reason: o.Reason, input: rawText(o.Args), note: o.Note}
 		if !d.allow && o.Decision != "deny" {
 			t.Fatalf("opencode decision %q", o.Decision)
 		}
