@@ -97,13 +97,20 @@ e2e: venv node
 ## fault: the fault run: the story suites (story; owners: grants, budgets; runner-pull: pull mode, the
 ## model-spend cap) against a local stack that loses one write's answer in 5, then in 20
 ## (PRICKLE_LOSE_ANSWERS; the write lands, the SDK retries), then the invariants over its store
-## (infra/dev/fault); logs in infra/dev/e2e/artifacts/fault-<N>/
+## (infra/dev/fault). The two runs go side by side, each on a stack of its own; each one's output is
+## in infra/dev/e2e/artifacts/fault-<N>.log (its end printed here), its logs in artifacts/fault-<N>/
 FAULT_EVERY ?= 5 20
 FAULT_SUITES ?= story owners runner-pull
+FAULT_ARTIFACTS = $(CURDIR)/infra/dev/e2e/artifacts
 fault: venv node
-	@set -e; for n in $(FAULT_EVERY); do \
-		PRICKLE_LOSE_ANSWERS=$$n ARTIFACTS=$(CURDIR)/infra/dev/e2e/artifacts/fault-$$n infra/dev/e2e/run.sh $(FAULT_SUITES); \
-	done
+	@mkdir -p $(FAULT_ARTIFACTS); pids=""; for n in $(FAULT_EVERY); do \
+		echo "fault: one write's answer in $$n lost: $(FAULT_SUITES) (output in $(FAULT_ARTIFACTS)/fault-$$n.log)"; \
+		PRICKLE_LOSE_ANSWERS=$$n ARTIFACTS=$(FAULT_ARTIFACTS)/fault-$$n infra/dev/e2e/run.sh $(FAULT_SUITES) \
+			>$(FAULT_ARTIFACTS)/fault-$$n.log 2>&1 & pids="$$pids $$!"; \
+	done; rc=0; set -- $$pids; for n in $(FAULT_EVERY); do \
+		if wait $$1; then echo "fault 1 in $$n: passed"; else rc=1; echo "fault 1 in $$n: FAILED"; fi; \
+		tail -n 40 $(FAULT_ARTIFACTS)/fault-$$n.log; shift; \
+	done; exit $$rc
 
 ## load: the short load run: 20 agents for 20 s against a local stack of its own; fails on any
 ## invariant violation or unexpected answer (the long run: go run ./infra/dev/load -agents 200 -duration 5m)
