@@ -18,11 +18,15 @@ import (
 )
 
 // A test binary run with gateHelperEnv set is `prickle-runner hook --cli
-// <name>`: the gate's real process, as the CLIs run it.
+// <name>` (with --after, the post-tool hook): the gate's real process, as
+// the CLIs run it.
 const gateHelperEnv = "PRICKLE_TEST_GATE_HELPER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(gateHelperEnv) == "1" {
+		if cli := AgentHookCLI(os.Args[1:]); cli != "" && AgentHookAfter(os.Args[1:]) {
+			os.Exit(AgentAfterHook(context.Background(), cli, os.Stdin, os.Stdout, os.Getenv))
+		}
 		if cli := AgentHookCLI(os.Args[1:]); cli != "" {
 			os.Exit(AgentHook(context.Background(), cli, os.Stdin, os.Stdout, os.Getenv))
 		}

@@ -13,15 +13,15 @@ import (
 	"github.com/useprickle/prickle/shared/domain/pulse"
 )
 
-// File claims in the gate of the qwen, gemini and copilot templates: the
-// same rule as Claude Code's hook (claimhook.go), with the CLI's own edit
-// tools. Before an edit call of a file in the project's repository the gate
+// File claims in the gate of the qwen, gemini, copilot and opencode
+// templates: the same rule as Claude Code's hook (claimhook.go), with the
+// CLI's own edit tools. Before an edit call of a file in the project's repository the gate
 // reads Team Pulse: a file a teammate holds is stopped (deny), asked of
 // the owner with the holder named (ask), or let through with the holder
 // named (warn); a free file is claimed once the call goes ahead. After a
 // shell call (the CLI's post-tool hook, `prickle-runner hook --cli <name>
-// --after`) what the shell changed in the work tree is claimed
-// (shellclaims.go). A CLI joins by implementing claimingCLI; one that does
+// --after`; opencode's plugin runs it after its bash) what the shell
+// changed in the work tree is claimed (shellclaims.go). A CLI joins by implementing claimingCLI; one that does
 // not is gated as before, and its shell's changes are claimed at the run's
 // end.
 
@@ -38,6 +38,24 @@ type claimingCLI interface {
 	shellTool(tool string) bool
 	// afterAnswer is the post-tool hook's answer: note (if any) for the model.
 	afterAnswer(note string) []byte
+}
+
+// multiFileCLI is a claiming CLI one of whose edit calls may write several
+// files (opencode's apply_patch): each is guarded and claimed.
+type multiFileCLI interface {
+	editedFiles(tool string, input json.RawMessage) []string
+}
+
+// editedFiles is every file an edit call of cc writes (none for a call
+// that is no edit of a named file).
+func editedFiles(cc claimingCLI, tool string, input json.RawMessage) []string {
+	if m, ok := cc.(multiFileCLI); ok {
+		return m.editedFiles(tool, input)
+	}
+	if f := cc.editedFile(tool, input); f != "" {
+		return []string{f}
+	}
+	return nil
 }
 
 // fileArg is the path an edit tool's input names under one of keys.
@@ -80,7 +98,10 @@ func openClaimer(ctx context.Context, env HookEnv, ce ClaimEnv, room Room, cwd s
 
 // editGuard is the claims' word on one edit call before the gate decides it.
 type editGuard struct {
-	c      *claimer
+	c *claimer
+	// rels are the call's files in the repository; rel is the one a
+	// teammate holds (the first) when holder is set.
+	rels   []string
 	rel    string
 	holder *holding
 	// deny stops the call; ask takes it to the owner even when allow-listed,
@@ -96,8 +117,8 @@ func guardEdit(ctx context.Context, cli agentCLI, call gateCall, env HookEnv, ce
 	if !ok {
 		return editGuard{}
 	}
-	file := cc.editedFile(call.Tool, call.Input)
-	if file == "" {
+	files := editedFiles(cc, call.Tool, call.Input)
+	if len(files) == 0 {
 		return editGuard{}
 	}
 	c, err := openClaimer(ctx, env, ce, room, "")
@@ -108,11 +129,11 @@ func guardEdit(ctx context.Context, cli agentCLI, call gateCall, env HookEnv, ce
 	if c == nil {
 		return editGuard{}
 	}
-	rel, ok := claimPath(c.root, c.cwd, file)
-	if !ok {
+	rels := c.rels(files)
+	if len(rels) == 0 {
 		return editGuard{} // outside the repository: never claimed, never guarded
 	}
-	g := editGuard{c: c, rel: rel}
+	g := editGuard{c: c, rels: rels}
 	read, cancel := context.WithTimeout(ctx, roomTimeout)
 	defer cancel()
 	entries, err := room.Pulse(read, env.RunToken, ce.Project)
@@ -126,10 +147,16 @@ func guardEdit(ctx context.Context, cli agentCLI, call gateCall, env HookEnv, ce
 		return g
 	}
 	now := c.now()
-	g.holder = holderOf(entries, c.settings.Agent, c.root, rel, now, window(c.settings))
+	for _, rel := range rels {
+		if h := holderOf(entries, c.settings.Agent, c.root, rel, now, window(c.settings)); h != nil {
+			g.holder, g.rel = h, rel
+			break
+		}
+	}
 	if g.holder == nil {
 		return g
 	}
+	rel := g.rel
 	switch c.settings.FileGuard {
 	case pulse.GuardWarn:
 		g.reason, g.note = g.holder.asked(rel, now), g.holder.warned(rel, now)
@@ -142,21 +169,35 @@ func guardEdit(ctx context.Context, cli agentCLI, call gateCall, env HookEnv, ce
 }
 
 // goneAhead is what follows an edit the gate let through (with input, the
-// owner's edit, if any): a free file is claimed unless a teammate took it
-// meanwhile; a note for the model.
+// owner's edit, if any): its free files are claimed unless a teammate took
+// them meanwhile (a held one stays its holder's); a note for the model.
 func (g editGuard) goneAhead(ctx context.Context, cli agentCLI, tool string, input json.RawMessage) string {
-	if g.c == nil || g.holder != nil {
+	if g.c == nil {
 		return g.note
 	}
-	rel := g.rel
+	rels := g.rels
 	if cc, ok := cli.(claimingCLI); ok && len(input) > 0 {
-		if f := cc.editedFile(tool, input); f != "" {
-			if r, ok := claimPath(g.c.root, g.c.cwd, f); ok {
-				rel = r
-			}
+		if r := g.c.rels(editedFiles(cc, tool, input)); len(r) > 0 {
+			rels = r
 		}
 	}
-	return g.c.claimIfFree(ctx, rel)
+	rels = slices.DeleteFunc(slices.Clone(rels), func(r string) bool { return g.holder != nil && r == g.rel })
+	if len(rels) == 0 {
+		return g.note
+	}
+	return joinNotes(g.note, g.c.claimIfFree(ctx, rels...))
+}
+
+// rels are files' paths in the repository (those outside it left out,
+// each once).
+func (c *claimer) rels(files []string) []string {
+	var out []string
+	for _, f := range files {
+		if rel, ok := claimPath(c.root, c.cwd, f); ok && !slices.Contains(out, rel) {
+			out = append(out, rel)
+		}
+	}
+	return out
 }
 
 // steps is the owner's Steps for this call: with the holder named as the reason.

@@ -21,8 +21,9 @@ import (
 // `prickle-runner hook --cli opencode` before every tool call
 // (tool.execute.before), throwing, so that the call is not made, on a deny
 // and on any failure of the gate. The input carries the model's call id; an
-// allow's edited args replace the call's (the plugin mutates output.args)
-// and the tool's result tells the model.
+// allow's edited args replace the call's (the plugin mutates output.args),
+// and its note (an edit, a claim's word) is put before the tool's result.
+// File claims: see opencodeclaims.go.
 type opencodeCLI struct{}
 
 func (opencodeCLI) name() string { return TemplateOpencode }
@@ -60,10 +61,7 @@ func (opencodeCLI) answer(a gateAnswer) []byte {
 		Note     string          `json:"note,omitempty"`
 	}{Decision: "deny", Reason: a.Reason}
 	if a.Allow {
-		o.Decision = "allow"
-		if len(a.Input) > 0 {
-			o.Args, o.Note = a.Input, a.Note
-		}
+		o.Decision, o.Args, o.Note = "allow", a.Input, a.Note
 	}
 	b, err := json.Marshal(o)
 	if err != nil {

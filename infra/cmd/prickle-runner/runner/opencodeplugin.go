@@ -102,15 +102,21 @@ func seedOpencodeConfigDir(dir string) error {
 // tool.execute.before runs `<self> hook --cli opencode` with the call on
 // stdin and lets it run only on {"decision":"allow"} from a gate that
 // exited 0 within timeout; on anything else it throws, so opencode does
-// not make the call and the model reads the message.
+// not make the call and the model reads the message. Its
+// tool.execute.after runs `<self> hook --cli opencode --after` after bash
+// (what the command changed is claimed); a failure there (an exit, no
+// answer in time, anything but JSON) only leaves the note out.
 func writeOpencodePlugin(path, self string, permission any, timeout time.Duration) error {
 	restore, err := json.Marshal(permission)
 	if err != nil {
 		return fmt.Errorf("your opencode permission: %w", err)
 	}
 	argv, _ := json.Marshal([]string{self, HookCommand, AgentHookFlag, TemplateOpencode})
+	after, _ := json.Marshal([]string{self, HookCommand, AgentHookFlag, TemplateOpencode, AfterHookFlag})
+	shell, _ := json.Marshal(opencodeShell)
 	failed, _ := json.Marshal(gateFailed)
-	src := strings.NewReplacer("__ARGV__", string(argv), "__RESTORE__", string(restore), "__FAILED__", string(failed),
+	src := strings.NewReplacer("__ARGV__", string(argv), "__AFTER__", string(after), "__SHELL__", string(shell),
+		"__RESTORE__", string(restore), "__FAILED__", string(failed),
 		"__TIMEOUT_MS__", fmt.Sprint(timeout.Milliseconds())).Replace(opencodePlugin)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
@@ -121,22 +127,28 @@ func writeOpencodePlugin(path, self string, permission any, timeout time.Duratio
 	return nil
 }
 
+// opencodeShell is opencode's shell tool.
+const opencodeShell = "bash"
+
 // opencodePlugin is the gate plugin's source (placeholders __…__).
 const opencodePlugin = `// Prickle's gate, written by prickle-runner for this run only.
 import { spawn } from "node:child_process";
 
 const GATE = __ARGV__;
+const AFTER = __AFTER__;
+const SHELL = __SHELL__;
 const RESTORE = __RESTORE__;
 const FAILED = __FAILED__;
 const TIMEOUT_MS = __TIMEOUT_MS__;
 
-function ask(call) {
+// run starts argv with call on stdin: the JSON it answers, exiting 0 within TIMEOUT_MS.
+function run(argv, call) {
   return new Promise((resolve, reject) => {
     let out = "";
     let done = false;
     const finish = (f, v) => { if (!done) { done = true; clearTimeout(timer); f(v); } };
     // Its own process group, so that a gate past its time is killed whole.
-    const p = spawn(GATE[0], GATE.slice(1), { stdio: ["pipe", "pipe", "ignore"], detached: true });
+    const p = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], detached: true });
     const timer = setTimeout(() => {
       try { process.kill(-p.pid, "SIGKILL"); } catch { p.kill("SIGKILL"); }
       p.stdout.destroy();
@@ -163,7 +175,7 @@ export const PrickleGate = async () => {
     "tool.execute.before": async (input, output) => {
       let a;
       try {
-        a = await ask({ tool: input.tool, sessionID: input.sessionID, callID: input.callID, args: output.args });
+        a = await run(GATE, { tool: input.tool, sessionID: input.sessionID, callID: input.callID, args: output.args });
       } catch {
         throw new Error(FAILED);
       }
@@ -174,13 +186,22 @@ export const PrickleGate = async () => {
         if (!a.args || typeof a.args !== "object" || Array.isArray(a.args) || !output.args || typeof output.args !== "object") throw new Error(FAILED);
         for (const k of Object.keys(output.args)) delete output.args[k];
         Object.assign(output.args, a.args);
-        if (typeof a.note === "string" && a.note !== "") notes.set(input.callID, a.note);
       }
+      if (typeof a.note === "string" && a.note !== "") notes.set(input.callID, a.note);
     },
     "tool.execute.after": async (input, output) => {
-      const note = notes.get(input.callID);
-      if (!note || !output) return;
+      const said = [];
+      if (notes.has(input.callID)) said.push(notes.get(input.callID));
       notes.delete(input.callID);
+      if (input.tool === SHELL) {
+        // What the command changed is claimed; a failure here claims nothing and the run goes on.
+        try {
+          const a = await run(AFTER, { tool: input.tool, sessionID: input.sessionID, callID: input.callID, args: input.args ?? {} });
+          if (a && typeof a.note === "string" && a.note !== "") said.push(a.note);
+        } catch {}
+      }
+      if (!said.length || !output) return;
+      const note = said.join("\n");
       if (typeof output.output === "string") output.output = note + "\n\n" + output.output;
       else if (Array.isArray(output.content)) output.content.unshift({ type: "text", text: note });
     },

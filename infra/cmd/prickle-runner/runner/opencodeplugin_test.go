@@ -19,9 +19,10 @@ const cfg = { permission: { "*": "deny" }, model: "mock/mock-model" };
 await hooks.config(cfg);
 const output = { args: { command: "echo hi > out.txt", description: "write out.txt" } };
 let threw = null;
-try { await hooks["tool.execute.before"]({ tool: "bash", sessionID: "ses_1", callID: "call_1" }, output); } catch (e) { threw = String(e.message); }
+const tool = process.env.DRIVER_TOOL || "bash";
+try { await hooks["tool.execute.before"]({ tool, sessionID: "ses_1", callID: "call_1" }, output); } catch (e) { threw = String(e.message); }
 const after = { title: "", output: "(no output)", metadata: {} };
-if (threw === null) await hooks["tool.execute.after"]({ tool: "bash", sessionID: "ses_1", callID: "call_1", args: output.args }, after);
+if (threw === null) await hooks["tool.execute.after"]({ tool, sessionID: "ses_1", callID: "call_1", args: output.args }, after);
 console.log(JSON.stringify({ threw, args: output.args, permission: cfg.permission ?? null, after: after.output }));
 `
 
@@ -162,5 +163,52 @@ func TestOpencodePluginAllows(t *testing.T) {
 	}
 	if jsonText(r.Permission) != `{"bash":"ask","edit":"deny"}` {
 		t.Errorf("the user's permissions: %s", r.Permission)
+	}
+}
+
+// After bash the plugin runs the post-tool hook (`--after`) and puts its
+// note before the command's output; after another tool it does not; a hook
+// that fails, hangs or answers garbage leaves the output as it was and
+// never throws. An allow's note (a claim's word) reaches the model too.
+func TestOpencodePluginAfterShell(t *testing.T) {
+	gate := func(before, after string) string {
+		return fakeGate(t, `case "$*" in *--after*) `+after+` ;; *) `+before+` ;; esac`)
+	}
+	allow := `echo '{"decision":"allow"}'`
+	claimed := `echo '{"note":"prickle-runner: src/a.ts is claimed"}'`
+	tests := []struct {
+		name, gate, tool, want string
+		timeout                time.Duration
+	}{
+		{name: "a note after bash", gate: gate(allow, claimed), want: "prickle-runner: src/a.ts is claimed\n\n(no output)"},
+		{name: "nothing to say", gate: gate(allow, `echo '{}'`), want: "(no output)"},
+		{name: "not after another tool", gate: gate(allow, claimed), tool: "read", want: "(no output)"},
+		{name: "the hook exits 1", gate: gate(allow, claimed+`; exit 1`), want: "(no output)"},
+		{name: "the hook answers garbage", gate: gate(allow, `echo 'note: {'`), want: "(no output)"},
+		{name: "the hook is missing its answer's note", gate: gate(allow, `echo '{"note":7}'`), want: "(no output)"},
+		{name: "the hook hangs past the bound", gate: gate(allow, `sleep 5; `+claimed), timeout: time.Second, want: "(no output)"},
+		{name: "the allow's note and the hook's", gate: gate(`echo '{"decision":"allow","note":"bob/coder holds src/b.ts"}'`, claimed),
+			want: "bob/coder holds src/b.ts\nprickle-runner: src/a.ts is claimed\n\n(no output)"},
+		{name: "the allow's note after another tool", gate: gate(`echo '{"decision":"allow","note":"bob/coder holds src/b.ts"}'`, claimed), tool: "edit",
+			want: "bob/coder holds src/b.ts\n\n(no output)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			timeout := tt.timeout
+			if timeout == 0 {
+				timeout = 20 * time.Second
+			}
+			start := time.Now()
+			r := runPlugin(t, tt.gate, nil, timeout, "DRIVER_TOOL="+tt.tool)
+			if r.Threw != nil {
+				t.Fatalf("threw %q", *r.Threw)
+			}
+			if r.After != tt.want {
+				t.Fatalf("output %q, want %q", r.After, tt.want)
+			}
+			if tt.timeout > 0 && time.Since(start) > tt.timeout+4*time.Second {
+				t.Errorf("took %s past a bound of %s", time.Since(start), tt.timeout)
+			}
+		})
 	}
 }
