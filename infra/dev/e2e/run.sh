@@ -25,7 +25,8 @@
 #
 # Installs nothing: expects `npm ci` in infra/dev/e2e and the project venv (.venv, infra/dev/requirements.txt).
 # Usage: infra/dev/e2e/run.sh [suite …] runs those suites (all of them without one; every one under CI).
-# Env: E2E_SUITES="ts py raw conformance" also names a subset (not honoured under CI), PRICKLE_E2E_URL to
+# Env: E2E_SUITES="ts py raw conformance" also names a subset (not honoured under CI), E2E_RUNNER_FILES
+# the runner suite's files to run (their names without .test.mjs; not under CI), PRICKLE_E2E_URL to
 # test an already running stack (with PRICKLE_LOCAL_JSON pointing at its local.json) instead of starting one.
 # PRICKLE_LOSE_ANSWERS=N is a fault run: the stack loses the answer of one write in N (the write lands, the
 # SDK retries), the suites named run (under CI too), and then `invariants` (infra/dev/fault) checks the store.
@@ -118,6 +119,11 @@ run_suite() { # name, command...
   RESULT[$name]=$rc
   echo "=============== $name: exit $rc"
 }
+# The runner suite's files: all of them, or those E2E_RUNNER_FILES names ("agents-opencode claims"; not under CI).
+RUNNER_FILES=("$E2E"/runner/*.test.mjs)
+if [[ -n "${E2E_RUNNER_FILES:-}" && -z "${CI:-}" ]]; then
+  RUNNER_FILES=(); for f in $E2E_RUNNER_FILES; do RUNNER_FILES+=("$E2E/runner/$f.test.mjs"); done
+fi
 NODE_TEST=(node --test --test-concurrency=1 --test-timeout=300000 --test-reporter=spec --test-reporter-destination=stdout)
 
 for suite in $SUITES; do
@@ -131,7 +137,7 @@ for suite in $SUITES; do
     owners) run_suite owners "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/owners.junit.xml" "$E2E"/owners/*.test.mjs ;;
     slack) run_suite slack "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/slack.junit.xml" "$E2E"/slack/*.test.mjs ;;
     claude) run_suite claude "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/claude.junit.xml" "$E2E"/claude/*.test.mjs ;;
-    runner) run_suite runner "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/runner.junit.xml" "$E2E"/runner/*.test.mjs ;;
+    runner) run_suite runner "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/runner.junit.xml" "${RUNNER_FILES[@]}" ;;
     runner-pull) run_suite runner-pull "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/runner-pull.junit.xml" "$E2E"/runner/pull.test.mjs "$E2E"/runner/spend.test.mjs ;;
     oauth) run_suite oauth "${NODE_TEST[@]}" --test-reporter=junit --test-reporter-destination="$ARTIFACTS/oauth.junit.xml" "$E2E"/oauth/*.test.mjs ;;
     invariants) run_suite invariants "$STATE_DIR/prickle-fault" -state "$PRICKLE_LOCAL_JSON" -log "$ARTIFACTS/local-stack.log" ;;
