@@ -1,13 +1,13 @@
 // File claims of the opencode template end to end, with the real opencode (1.18.33, its linux x64
 // build) against the running local stack and the scripted OpenAI chat stand-in (chatmodels.mjs: each
 // call worded afresh, new ids every reply). alice/writer, a teammate, holds src/a-<run>.ts on Team Pulse
-// (said with update_pulse); alice/builder runs opencode from a pull-mode prickle-runner in its own clone
+// (said with update_pulse); a new agent of alice's runs opencode from a pull-mode prickle-runner in its own clone
 // of the repository, its project letting the edit tools and bash run without asking. Its model:
 //   - edits src/a-<run>.ts with opencode's `edit`: the gate (run by the plugin's tool.execute.before)
-//     stops it before it happens, naming alice/writer; the file is unchanged, alice/builder holds nothing;
+//     stops it before it happens, naming alice/writer; the file is unchanged, the new agent holds nothing;
 //   - then writes src/c-<run>.ts with `bash` (a command worded afresh, sometimes beside a `read`): the
 //     plugin's tool.execute.after runs `prickle-runner hook --cli opencode --after`, which claims it while
-//     the run goes on: read_room lists it in alice/builder's pulse with the task and the branch before the
+//     the run goes on: read_room lists it in the new agent's pulse with the task and the branch before the
 //     run ends (the model holds its last turn until the test has seen it).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,7 +23,9 @@ import { RUN_WAIT_MS, runnerBinary, startRunner, keepRunnerLogs } from './harnes
 const OPENCODE = resolve(E2E_DIR, 'node_modules', 'opencode-linux-x64-baseline', 'bin', 'opencode');
 const WOKE = /Prickle woke you (?:again )?for task (\S+) \((\w+)\)/;
 const WRITER = 'alice/writer';
-const BUILDER = 'alice/builder';
+// A new agent of alice's for this file, so no wake-up left by earlier files runs beside its task.
+let BUILDER;
+let builderToken;
 const HELLO = "export const greeting = 'hello';\n";
 const RUN = uniq('oc');
 const HELD = `src/a-${RUN}.ts`;
@@ -122,8 +124,11 @@ describe('prickle-runner, opencode template: its edit of a teammate\'s file is s
       model = await startChatModels(script);
       requester = await connectSdk(stack.url, stack.tokens['bob/reviewer'], 'prickle-e2e-claims-opencode');
       writer = await connectSdk(stack.url, stack.tokens[WRITER], 'prickle-e2e-claims-opencode-writer');
-      for (const agent of [WRITER, BUILDER]) saved[agent] = await pulseOf(agent);
-      admin(['set-wake', '--agent', BUILDER, '--pull']);
+      BUILDER = `alice/oc-claims-${Date.now().toString(36)}`;
+      admin(['create-agent', '--id', BUILDER, '--projects', PROJECT]);
+      builderToken = admin(['mint-token', '--agent', BUILDER]).token;
+      assert.ok(builderToken, `a token for ${BUILDER}`);
+      saved[WRITER] = await pulseOf(WRITER);
     });
 
     after(async () => {
@@ -133,8 +138,7 @@ describe('prickle-runner, opencode template: its edit of a teammate\'s file is s
         for (const id of handedOff) {
           await requester.client.callTool({ name: 'cancel_task', arguments: { task_id: id, reason: 'The opencode claims suite is over.' } }).catch(() => {});
         }
-        admin(['set-wake', '--agent', BUILDER, '--url', `${base}/dev/wake/${BUILDER}`]);
-        for (const agent of [WRITER, BUILDER]) {
+        for (const agent of [WRITER]) {
           const p = saved[agent];
           if (!p) continue;
           // Later suites read these pulses as the seed left them.
@@ -169,7 +173,7 @@ describe('prickle-runner, opencode template: its edit of a teammate\'s file is s
         prickle_url: base, agent: BUILDER, agent_token_env: 'PRICKLE_AGENT_TOKEN', mode: 'pull', concurrency: 2, run_timeout: '4m', grace: '5s',
         log_dir: join(dir, 'logs'), state_dir: join(dir, 'state'),
         projects: { [PROJECT]: { dir: clone(), template: 'opencode', program: OPENCODE, args: [], allowed_tools: [...own, 'read', 'edit', 'write', 'apply_patch', 'bash'] } },
-      }, { PATH: process.env.PATH, HOME: join(dir, 'home'), PRICKLE_AGENT_TOKEN: stack.tokens[BUILDER], STANDIN_MODEL_URL: model.url, OPENCODE_DISABLE_MODELS_FETCH: '1' });
+      }, { PATH: process.env.PATH, HOME: join(dir, 'home'), PRICKLE_AGENT_TOKEN: builderToken, STANDIN_MODEL_URL: model.url, OPENCODE_DISABLE_MODELS_FETCH: '1' });
       runners.push(r);
       const id = (await call(requester.client, 'hand_off_task', { project: PROJECT, assignee: BUILDER, packet: {
         task: `Change the greeting, then write the module ${uniq('oc')}`, deliverable_type: 'answer', acceptance_criteria: ['The files are changed.'] } })).task.id;
