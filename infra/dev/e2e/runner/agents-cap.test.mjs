@@ -1,9 +1,11 @@
 // A model-spend cap reached and raised, with the real CLIs of every template of agents.mjs's CLIS and Codex, all
-// at once on agents of their own (pull mode, the local stack). None of these CLIs reports a cost: the
-// runner prices each run's tokens at its config's model_prices (here 10,000 USD per million tokens in
-// and out, so the stand-in's 10 + 10 tokens a reply cost 0.2 USD). alice, signed in, caps each agent's
-// daily spend on the owners page below one run's cost:
-//   a run's spend is its reported tokens × the price table, and reaches Prickle with the run's end;
+// at once on agents of their own (pull mode, the local stack). Of these only opencode reports a cost (from
+// its user's config's prices of the model, here 8,000 USD per million tokens in and out): the runner keeps
+// it. The others report tokens: the runner prices each run's tokens at its config's model_prices (here
+// 10,000 USD per million tokens in and out, so the stand-in's 10 + 10 tokens a reply cost 0.2 USD).
+// alice, signed in, caps each agent's daily spend on the owners page below one run's cost:
+//   a run's spend is its reported tokens × the price table (opencode: its own cost, the table unused),
+//   and reaches Prickle with the run's end;
 //   over the cap, the next hand-off starts no run (its wake-up waits in Prickle) and alice is asked
 //   once, by email; she raises the cap from the email's link and the waiting run goes on at once.
 import { describe, test, before, after } from 'node:test';
@@ -13,6 +15,12 @@ import { TEMPLATES, storyPrereqs, story } from './stories.mjs';
 
 // Every template of the stories, and codex (which reports tokens, no cost, too).
 const CAPPED = [...TEMPLATES, 'codex'];
+// What each reported cost is priced at, USD per million tokens in and out: opencode's own (its user's config).
+const OPENCODE_USD_PER_MTOK = 8_000;
+const opencodePrices = (cfg) => {
+  for (const m of Object.values(cfg.provider.standin.models)) m.cost = { input: OPENCODE_USD_PER_MTOK, output: OPENCODE_USD_PER_MTOK };
+  return cfg;
+};
 
 const { stack, skipReason } = await storyPrereqs();
 const USD_PER_MTOK = 10_000;
@@ -30,14 +38,15 @@ describe('agent stories: a model-spend cap reached and raised (every template at
     && (m.subject || '').startsWith(`${agent} reached `));
 
   for (const name of CAPPED) {
-    test(`${name}: the run's tokens priced by model_prices reach the cap; the owner raises it and the run goes on`, async () => {
+    test(`${name}: the run's cost (${name === 'opencode' ? 'its own' : 'its tokens at model_prices'}) reaches the cap; the owner raises it and the run goes on`, async () => {
       const agent = s.newAgent(`cap-${name}`);
       const page = await s.alice.newPage();
       assert.equal((await page.goto(`${s.base}/p/${PROJECT}/owners`)).status(), 200);
       await page.locator(`[id="cap-${agent.id}"]`).fill(CAP);
       await Promise.all([page.waitForURL(/owners\?done=cap$/), page.locator(`[id="cap-save-${agent.id}"]`).click()]);
       await page.close();
-      const r = await s.runner(name, 'cap', agent, { config: { model_prices: { default: { input_usd_per_mtok: USD_PER_MTOK, output_usd_per_mtok: USD_PER_MTOK } } } });
+      const r = await s.runner(name, 'cap', agent, { config: { model_prices: { default: { input_usd_per_mtok: USD_PER_MTOK, output_usd_per_mtok: USD_PER_MTOK } } },
+        settings: name === 'opencode' ? opencodePrices : undefined });
 
       // 1. A run: its cost is its tokens at the price table's.
       const first = await s.handOff(`${name} spend`, agent, { shell: false });
@@ -45,8 +54,10 @@ describe('agent stories: a model-spend cap reached and raised (every template at
       assert.equal(ended.exit_code, 0);
       const usage = s.runLog(r, ended.run).find((l) => /^(agent|codex)-run usage$/.test(l.msg))?.usage;
       assert.ok(usage?.input_tokens > 0 && usage?.output_tokens > 0, `the run reports its tokens: ${JSON.stringify(usage)}`);
-      const want = (usage.input_tokens + usage.output_tokens) * USD_PER_MTOK / 1e6;
-      assert.ok(Math.abs(ended.cost_usd - want) < 1e-6, `the run cost ${ended.cost_usd} USD, want ${want} (its tokens at model_prices)`);
+      const price = name === 'opencode' ? OPENCODE_USD_PER_MTOK : USD_PER_MTOK;
+      const want = (usage.input_tokens + usage.output_tokens) * price / 1e6;
+      assert.ok(Math.abs(ended.cost_usd - want) < 1e-6, `the run cost ${ended.cost_usd} USD, want ${want} (its tokens at ${name === 'opencode' ? "opencode's own prices" : 'model_prices'})`);
+      if (name === 'opencode') assert.ok(Math.abs(usage.cost_usd - want) < 1e-6, `opencode reported the cost: ${JSON.stringify(usage)}`);
       assert.ok(ended.cost_usd > Number(CAP), 'over the cap');
 
       // 2. Over the cap: alice is asked once.

@@ -1,4 +1,4 @@
-// The acceptance story: a chain of hand-offs across Claude Code, Codex, Gemini CLI and Copilot CLI (the
+// The acceptance story: a chain of hand-offs across Claude Code, Codex, Gemini CLI, Copilot CLI and opencode (the
 // real pinned CLIs, each on an agent of its own run by its own prickle-runner in pull mode, against the
 // local stack and stand-in models: standin.mjs, responses.mjs, chatmodels.mjs). bob hands the first task
 // to the Claude Code agent; each link's result is handed on, with its summary, to the next agent. Every
@@ -32,9 +32,10 @@ const CHAIN = [
   { template: 'codex', tool: shellOf('codex'), decision: 'approve' },
   { template: 'gemini', tool: CLIS.gemini.shell, decision: 'refuse' },
   { template: 'copilot', tool: CLIS.copilot.shell, decision: 'approve' },
+  { template: 'opencode', tool: CLIS.opencode.shell, decision: 'approve' },
 ];
 
-describe('agent stories: a chain of hand-offs across Claude Code, Codex, Gemini CLI and Copilot CLI', { skip: skipUnlessStack(skipReason), timeout: 600_000 }, () => {
+describe('agent stories: a chain of hand-offs across Claude Code, Codex, Gemini CLI, Copilot CLI and opencode', { skip: skipUnlessStack(skipReason), timeout: 600_000 }, () => {
   const s = story('chain');
   const commandFor = (taskId) => `echo ran >> ${s.sideOf(taskId)}`;
   let claudeModel;

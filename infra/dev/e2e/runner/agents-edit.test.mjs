@@ -1,9 +1,9 @@
-// Edit, then allow, with the real CLIs of every template of agents.mjs's CLIS (qwen, gemini, copilot),
+// Edit, then allow, with the real CLIs of every template of agents.mjs's CLIS (qwen, gemini, copilot, opencode),
 // all at once on agents of their own (pull mode, the local stack): the model appends a line with the
 // CLI's shell tool → the gate holds it, pending → alice, signed in, opens her email's approval link,
 // edits the command and approves the edit (or, every other template, does so inside Slack) → the edited command runs exactly once (the one asked never
 // runs), the model is told its owner edited the call, the owner was asked once, one step, consumed.
-// gemini and copilot run the edit in place of the call; qwen, whose hook ignores an edited input, is
+// gemini, copilot and opencode run the edit in place of the call; qwen, whose hook ignores an edited input, is
 // denied with the edited call quoted, and the model's next call (that one) is the approved step.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -43,8 +43,9 @@ const runProcesses = (runId) => processes().filter((p) => p.env.includes(`PRICKL
 
 /**
  * The CLI's processes of run runId, to kill while the call waits: for qwen, gemini and copilot, those
- * between agent-run and the shell the CLI started its gate in (the gate, a process of its own, lives
- * on); for codex, Codex itself (codex-run, its host, is the gate).
+ * between agent-run and the shell the CLI started its gate in, for opencode those between agent-run and
+ * the gate its plugin started (the gate, a process of its own, lives on); for codex, Codex itself
+ * (codex-run, its host, is the gate).
  */
 async function cliOf(name, runId) {
   if (name === 'codex') {
@@ -57,12 +58,12 @@ async function cliOf(name, runId) {
   assert.ok(gates, `the gate of run ${runId} is holding the call`);
   const procs = runProcesses(runId);
   const byPid = new Map(procs.map((p) => [p.pid, p]));
-  const shell = byPid.get(gates[0].ppid);
-  assert.ok(shell, 'the gate runs in the shell the CLI started');
+  const parent = byPid.get(gates[0].ppid);
+  assert.ok(parent, 'the gate runs in the shell the CLI started (opencode: in its plugin, opencode itself)');
   const agentRun = procs.find((p) => / agent-run /.test(p.cmd));
-  // The CLI: the shell's parent, and whatever stands between it and agent-run (a loader).
+  // The CLI: the shell's parent (opencode: the gate's), and whatever stands between it and agent-run (a loader).
   const cli = [];
-  for (let p = byPid.get(shell.ppid); p && p.pid !== agentRun.pid; p = byPid.get(p.ppid)) cli.push(p.pid);
+  for (let p = / hook --cli /.test(parent.cmd) ? byPid.get(parent.ppid) : parent; p && p.pid !== agentRun.pid; p = byPid.get(p.ppid)) cli.push(p.pid);
   assert.ok(cli.length > 0, 'the CLI process');
   return cli;
 }

@@ -60,7 +60,7 @@ export function storyModel(sideOf, plan = () => ({})) {
     const woke = conv.messages.filter((m) => m.role === 'user').map((m) => WOKE.exec(m.text)).find(Boolean);
     if (!woke) return { text: 'No Prickle task in this conversation.' };
     const taskId = woke[1];
-    const cli = Object.values(CLIS).find((c) => c.shell === shell && (shell === 'bash' || conv.tools.includes('read_file')));
+    const cli = Object.values(CLIS).find((c) => c.shell === shell && conv.tools.includes(c.marker));
     const calls = conv.messages.flatMap((m) => m.calls.filter((c) => c.name === shell));
     const ids = new Set(calls.map((c) => c.id));
     const results = conv.messages.flatMap((m) => m.results.filter((r) => (r.name ? r.name === shell : ids.has(r.id))));
@@ -161,7 +161,7 @@ export function story(label, { usage } = {}) {
     return { id, token };
   };
   /** A pull-mode runner of agent whose project runs template name. */
-  s.runner = async (name, runLabel, agent, { extraEnv = {}, config = {} } = {}) => {
+  s.runner = async (name, runLabel, agent, { extraEnv = {}, config = {}, settings } = {}) => {
     if (name === 'codex') {
       const r = await startRunner(s.bin, s.dir, `codex-${runLabel}`, {
         prickle_url: s.base, agent: agent.id, agent_token_env: 'PRICKLE_AGENT_TOKEN', mode: 'pull',
@@ -172,11 +172,13 @@ export function story(label, { usage } = {}) {
       return r;
     }
     const cli = CLIS[name];
-    const home = join(s.dir, `home-${name}`);
-    if (cli.settings && !existsSync(join(home, cli.settings[0], 'settings.json'))) {
+    // A test whose user configures the CLI otherwise (settings) has a home of its own.
+    const home = join(s.dir, settings ? `home-${name}-${runLabel}` : `home-${name}`);
+    const file = cli.settings && join(home, cli.settings[0], cli.settings[2] || 'settings.json');
+    if (cli.settings && !existsSync(file)) {
       // The user's own configuration (what a real login leaves): read by the runs, never written.
       mkdirSync(join(home, cli.settings[0]), { recursive: true });
-      writeFileSync(join(home, cli.settings[0], 'settings.json'), JSON.stringify(cli.settings[1], null, 2));
+      writeFileSync(file, JSON.stringify(settings ? settings(structuredClone(cli.settings[1])) : cli.settings[1], null, 2));
     }
     const r = await startRunner(s.bin, s.dir, `${name}-${runLabel}`, {
       prickle_url: s.base, agent: agent.id, agent_token_env: 'PRICKLE_AGENT_TOKEN', mode: 'pull',
