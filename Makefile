@@ -8,7 +8,7 @@ TOOLS := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 E2E_NODE := infra/dev/e2e/node_modules/.package-lock.json
 
-.PHONY: local agents test lint unit fuzz integration e2e fault deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure load sam-local e2e-sam docs
+.PHONY: local agents test lint unit fuzz integration e2e fault e2e-fault deps venv venv-local node tools clean template cfn-lint sam-validate sam-build rie e2e-rie measure load sam-local e2e-sam docs
 
 ## local: start the emulator, create tables from template.yaml, seed website-v2, serve /mcp on 127.0.0.1:$${PORT:-3000}
 ## (installs only the emulator into .venv: infra/dev/requirements-local.txt)
@@ -27,7 +27,7 @@ agents:
 ## store integration against the emulator, e2e through the official MCP clients and the conformance suite,
 ## the template checks (cfn-lint, sam validate --lint, sam build), the built binaries under the Lambda
 ## Runtime Interface Emulator, the short load run, and the sam local tests (e2e-sam; needs Docker)
-test: deps lint unit fuzz integration e2e fault template e2e-rie load \
+test: deps lint unit fuzz integration e2e-fault template e2e-rie load \
 	e2e-sam
 
 deps: venv node tools
@@ -98,10 +98,10 @@ e2e: venv node
 ## model-spend cap) against a local stack that loses one write's answer in 5, then in 20
 ## (PRICKLE_LOSE_ANSWERS; the write lands, the SDK retries), then the invariants over its store
 ## (infra/dev/fault). The two runs go side by side, each on a stack of its own; each one's output is
-## in infra/dev/e2e/artifacts/fault-<N>.log (its end printed here), its logs in artifacts/fault-<N>/
+## in artifacts/fault/fault-<N>.log (its end printed here), its logs in artifacts/fault/fault-<N>/
 FAULT_EVERY ?= 5 20
 FAULT_SUITES ?= story owners runner-pull
-FAULT_ARTIFACTS = $(CURDIR)/infra/dev/e2e/artifacts
+FAULT_ARTIFACTS = $(CURDIR)/artifacts/fault
 fault: venv node
 	@mkdir -p $(FAULT_ARTIFACTS); pids=""; for n in $(FAULT_EVERY); do \
 		echo "fault: one write's answer in $$n lost: $(FAULT_SUITES) (output in $(FAULT_ARTIFACTS)/fault-$$n.log)"; \
@@ -111,6 +111,14 @@ fault: venv node
 		if wait $$1; then echo "fault 1 in $$n: passed"; else rc=1; echo "fault 1 in $$n: FAILED"; fi; \
 		tail -n 40 $(FAULT_ARTIFACTS)/fault-$$n.log; shift; \
 	done; exit $$rc
+
+## e2e-fault: what make test runs: e2e and the fault run side by side (the fault run's stacks are its
+## own); the fault run's output is printed when both are done
+e2e-fault: venv node
+	@mkdir -p $(FAULT_ARTIFACTS); $(MAKE) --no-print-directory fault >$(FAULT_ARTIFACTS)/fault.log 2>&1 & fpid=$$!; \
+	erc=0; $(MAKE) --no-print-directory e2e || erc=$$?; \
+	frc=0; wait $$fpid || frc=$$?; echo "=============== the fault run, beside e2e (exit $$frc)"; \
+	cat $(FAULT_ARTIFACTS)/fault.log; test $$erc -eq 0 -a $$frc -eq 0
 
 ## load: the short load run: 20 agents for 20 s against a local stack of its own; fails on any
 ## invariant violation or unexpected answer (the long run: go run ./infra/dev/load -agents 200 -duration 5m)
