@@ -5,7 +5,7 @@
 // 10,000 USD per million tokens in and out, so the stand-in's 10 + 10 tokens a reply cost 0.2 USD).
 // alice, signed in, caps each agent's daily spend on the owners page below one run's cost:
 //   a run's spend is its reported tokens × the price table (opencode: its own cost, the table unused),
-//   and reaches Prickle with the run's end;
+//   and reaches Prickle with the run's end: the task page lists the run with its cost and its tokens;
 //   over the cap, the next hand-off starts no run (its wake-up waits in Prickle) and alice is asked
 //   once, by email; she raises the cap from the email's link and the waiting run goes on at once.
 import { describe, test, before, after } from 'node:test';
@@ -59,6 +59,16 @@ describe('agent stories: a model-spend cap reached and raised (every template at
       assert.ok(Math.abs(ended.cost_usd - want) < 1e-6, `the run cost ${ended.cost_usd} USD, want ${want} (its tokens at ${name === 'opencode' ? "opencode's own prices" : 'model_prices'})`);
       if (name === 'opencode') assert.ok(Math.abs(usage.cost_usd - want) < 1e-6, `opencode reported the cost: ${JSON.stringify(usage)}`);
       assert.ok(ended.cost_usd > Number(CAP), 'over the cap');
+      // The task page lists the run with its cost and its tokens, as the runner reported them.
+      const taskPage = await s.alice.newPage();
+      const row = await eventually(async () => {
+        await taskPage.goto(`${s.base}/t/${first}`);
+        return (await taskPage.locator(`[data-run="${ended.run}"]`).count()) ? taskPage.locator(`[data-run="${ended.run}"]`) : null;
+      }, { timeoutMs: 20000 });
+      assert.ok(row, `the task page lists ${name}'s run`);
+      assert.equal((await row.locator('.cost').innerText()).trim(), String(Math.round(ended.cost_usd * 1e6) / 1e6), 'its cost, as Prickle writes an amount');
+      assert.match(await row.innerText(), new RegExp(`\\b${usage.input_tokens} / ${usage.output_tokens}\\b`), 'its tokens in / out');
+      await taskPage.close();
 
       // 2. Over the cap: alice is asked once.
       const asked = await eventually(async () => { const m = await capEmails(agent.id); return m.length ? m : null; }, { timeoutMs: 30000 });
