@@ -103,7 +103,8 @@ function claimsModel(rowOf) {
     const accepted = accepts.some((c) => !/not registered|could not be loaded/.test(resultOf(c)?.text || ''));
     if (!accepted && accepts.length < 6) {
       if (accepts.length) await sleep(2000);
-      const args = { task_id: taskId, note: pick(['On it.', 'Taking this one.', 'Mine now.']) };
+      // A retry is worded anew too: never the same call byte for byte.
+      const args = { task_id: taskId, note: pick(['On it.', 'Taking this one.', 'Mine now.']) + (accepts.length ? ` (try ${accepts.length + 1})` : '') };
       const tool = conv.tools.find((t) => /prickle.accept_task$/.test(t));
       if (tool) return { calls: [{ name: tool, args }] };
       if (conv.tools.includes('tool_call')) return { calls: [{ name: 'tool_call', args: { name: 'mcp__prickle__accept_task', arguments: args } }] };
