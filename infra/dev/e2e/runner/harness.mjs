@@ -84,7 +84,9 @@ export async function startRunner(bin, dir, name, config, env) {
     /** SIGTERM (Ctrl-C), then waits for the exit; returns {code, signal}. */
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      const out = await Promise.race([exited, new Promise((done) => setTimeout(() => done(null), 20000))]);
+      let timer;
+      const out = await Promise.race([exited, new Promise((done) => { timer = setTimeout(() => done(null), 20000); })]);
+      clearTimeout(timer); // left running, it would keep the test file's process alive 20 s after its last test
       if (!out) { child.kill('SIGKILL'); return exited; }
       return out;
     },

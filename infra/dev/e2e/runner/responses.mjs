@@ -3,8 +3,9 @@
 // server's /v1). Codex POSTs /v1/responses with "stream": true; the stand-in answers with the SSE
 // events Codex reads (response.created, response.output_item.added, response.output_text.delta,
 // response.output_item.done, response.completed with usage) and picks the next output from the
-// conversation it is sent: `turn(request)` returns the output items of the reply, built with
-// `say(text)` and `call(name, args, namespace)`. Every request is kept in `requests`.
+// conversation it is sent: `turn(request)` returns (or resolves to) the output items of the reply,
+// built with `say(text)` and `call(name, args, namespace)`; a script that holds a turn answers late.
+// Every request is kept in `requests`.
 //
 // Like a real model it words each generation afresh: the arguments' keys come in a new order each
 // time (a permission layer must not rely on a call's bytes), and call ids are new every time.
@@ -88,7 +89,7 @@ export async function startResponses(turn) {
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => { body += c; });
-    req.on('end', () => {
+    req.on('end', async () => {
       const path = new URL(req.url, 'http://x').pathname;
       if (req.method !== 'POST' || path !== '/v1/responses') {
         res.writeHead(404, { 'Content-Type': 'application/json' });
@@ -103,7 +104,7 @@ export async function startResponses(turn) {
       }
       requests.push(parsed);
       let items;
-      try { items = turn(parsed); } catch (e) { errors.push(e); items = [say(`stand-in error: ${e.message}`)]; }
+      try { items = await turn(parsed); } catch (e) { errors.push(e); items = [say(`stand-in error: ${e.message}`)]; }
       sse(res, items, parsed.model || 'standin');
     });
   });
