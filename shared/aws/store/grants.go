@@ -25,6 +25,7 @@ const GrantRetention = 7 * 24 * time.Hour
 
 func grantsPK(project string) string { return "GRANTS#" + project }
 
+// grantRecord stays its own struct: items store the grant's id as id and its project as grant_project (json: grant_id, project).
 type grantRecord struct {
 	PK          string      `dynamodbav:"pk"`
 	SK          string      `dynamodbav:"sk"`

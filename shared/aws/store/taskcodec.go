@@ -157,7 +157,7 @@ type carriedLine struct {
 func (ls pendingLines) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
 	out := make([]carriedLine, len(ls))
 	for i, l := range ls {
-		out[i] = carriedLine(l)
+		out[i] = carriedLine{Seq: l.Seq, Move: l.Move, At: l.At, By: l.By, Action: l.Action, From: l.From, To: l.To, Note: l.Note}
 	}
 	return attributevalue.Marshal(out)
 }
@@ -179,11 +179,11 @@ func (ls *pendingLines) UnmarshalDynamoDBAttributeValue(av types.AttributeValue)
 			return err
 		}
 		if _, old := m["seq"]; old {
-			err = attributevalue.Unmarshal(e, &out[i])
+			err = unmarshalJSONNamed(e, &out[i])
 		} else {
 			var c carriedLine
 			err = attributevalue.Unmarshal(e, &c)
-			out[i] = lineRecord(c)
+			out[i] = lineRecord{Seq: c.Seq, Move: c.Move, Event: task.Event{At: c.At, By: c.By, Action: c.Action, From: c.From, To: c.To, Note: c.Note}}
 		}
 		if err != nil {
 			return fmt.Errorf("pending line %d: %w", i, err)
