@@ -54,20 +54,10 @@ func edited(s string) json.RawMessage {
 // Step reads one step, strongly consistent. It is returned as stored:
 // callers apply step.Effective, since TTL deletion lags expiry.
 func (s *Store) Step(ctx context.Context, taskID, stepID string) (step.Step, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.tables.Steps),
-		Key:            map[string]types.AttributeValue{"task_id": stringValue(taskID), "step_id": stringValue(stepID)},
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return step.Step{}, fmt.Errorf("get step %s of task %s: %w", stepID, taskID, err)
-	}
-	if out.Item == nil {
-		return step.Step{}, fmt.Errorf("step %s of task %s: %w", stepID, taskID, team.ErrNotFound)
-	}
+	key := map[string]types.AttributeValue{"task_id": stringValue(taskID), "step_id": stringValue(stepID)}
 	var r stepRecord
-	if err := unmarshalItem(out.Item, &r); err != nil {
-		return step.Step{}, fmt.Errorf("step %s of task %s: %w", stepID, taskID, err)
+	if err := s.getRecord(ctx, s.tables.Steps, key, fmt.Sprintf("step %s of task %s", stepID, taskID), &r); err != nil {
+		return step.Step{}, err
 	}
 	return r.step(), nil
 }
