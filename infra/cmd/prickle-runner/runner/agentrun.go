@@ -54,10 +54,10 @@ type agentTemplate interface {
 }
 
 var agentTemplates = map[string]agentTemplate{
-	TemplateQwen:     qwenCLI{},
-	TemplateGemini:   geminiCLI{},
-	TemplateCopilot:  copilotCLI{},
-	TemplateOpencode: opencodeCLI{},
+	TemplateQwen:     qwenTemplate,
+	TemplateGemini:   geminiTemplate,
+	TemplateCopilot:  copilotTemplate,
+	TemplateOpencode: opencodeTemplate,
 }
 
 // tokens are a run's or a session's model tokens.
