@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 	"github.com/useprickle/prickle/shared/aws/lambdamain"
@@ -72,29 +71,23 @@ func (a Handler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	if err := json.Unmarshal(payload, &probe); err != nil {
 		return nil, fmt.Errorf("decode API Gateway event: %w", err)
 	}
-	var resp any
 	if probe.Version == "2.0" {
-		var req events.APIGatewayV2HTTPRequest
-		if err := json.Unmarshal(payload, &req); err != nil {
-			return nil, fmt.Errorf("decode HTTP API event: %w", err)
-		}
-		out, err := a.v2.ProxyWithContext(ctx, req)
-		if err != nil {
-			return nil, fmt.Errorf("serve HTTP API event: %w", err)
-		}
-		resp = out
-	} else {
-		var req events.APIGatewayProxyRequest
-		if err := json.Unmarshal(payload, &req); err != nil {
-			return nil, fmt.Errorf("decode REST API event: %w", err)
-		}
-		out, err := a.v1.ProxyWithContext(ctx, req)
-		if err != nil {
-			return nil, fmt.Errorf("serve REST API event: %w", err)
-		}
-		resp = out
+		return proxy(ctx, payload, "HTTP API", a.v2.ProxyWithContext)
 	}
-	b, err := json.Marshal(resp)
+	return proxy(ctx, payload, "REST API", a.v1.ProxyWithContext)
+}
+
+// proxy decodes a kind of API Gateway event, serves it and encodes the answer.
+func proxy[Req, Resp any](ctx context.Context, payload []byte, kind string, serve func(context.Context, Req) (Resp, error)) ([]byte, error) {
+	var req Req
+	if err := json.Unmarshal(payload, &req); err != nil {
+		return nil, fmt.Errorf("decode %s event: %w", kind, err)
+	}
+	out, err := serve(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("serve %s event: %w", kind, err)
+	}
+	b, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("encode API Gateway response: %w", err)
 	}

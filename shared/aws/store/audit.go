@@ -83,13 +83,7 @@ func (s *Store) AppendAudit(ctx context.Context, entries ...audit.Entry) error {
 
 // ProjectAudit reads a project's whole trail in time order.
 func (s *Store) ProjectAudit(ctx context.Context, project string) ([]audit.Entry, error) {
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.tables.Tasks),
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(auditPK(project))},
-		ConsistentRead:            aws.Bool(true),
-	}
-	entries, err := queryAll(ctx, s.db, in, auditRecord.entry)
+	entries, err := queryAll(ctx, s.db, partitionQuery(s.tables.Tasks, auditPK(project)), auditRecord.entry)
 	if err != nil {
 		return nil, fmt.Errorf("audit of %s: %w", project, err)
 	}

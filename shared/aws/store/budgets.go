@@ -86,33 +86,17 @@ func (s *Store) PutBudget(ctx context.Context, b budget.Budget) error {
 
 // Budget reads one owner's budget in a project for a unit.
 func (s *Store) Budget(ctx context.Context, project, owner, unit string) (budget.Budget, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.tables.Tasks),
-		Key:            map[string]types.AttributeValue{"pk": stringValue(budgetsPK(project)), "sk": stringValue(owner + "#" + unit)},
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return budget.Budget{}, fmt.Errorf("get budget of %s in %s: %w", owner, project, err)
-	}
-	if out.Item == nil {
-		return budget.Budget{}, fmt.Errorf("budget of %s in %s for %s: %w", owner, project, unit, team.ErrNotFound)
-	}
+	key := map[string]types.AttributeValue{"pk": stringValue(budgetsPK(project)), "sk": stringValue(owner + "#" + unit)}
 	var r budgetRecord
-	if err := unmarshalItem(out.Item, &r); err != nil {
-		return budget.Budget{}, fmt.Errorf("budget of %s in %s: %w", owner, project, err)
+	if err := s.getRecord(ctx, s.tables.Tasks, key, fmt.Sprintf("budget of %s in %s for %s", owner, project, unit), &r); err != nil {
+		return budget.Budget{}, err
 	}
 	return r.budget(), nil
 }
 
 // ProjectBudgets lists every owner's budgets in a project.
 func (s *Store) ProjectBudgets(ctx context.Context, project string) ([]budget.Budget, error) {
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.tables.Tasks),
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(budgetsPK(project))},
-		ConsistentRead:            aws.Bool(true),
-	}
-	out, err := queryAll(ctx, s.db, in, budgetRecord.budget)
+	out, err := queryAll(ctx, s.db, partitionQuery(s.tables.Tasks, budgetsPK(project)), budgetRecord.budget)
 	if err != nil {
 		return nil, fmt.Errorf("budgets of %s: %w", project, err)
 	}

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/useprickle/prickle/shared/team"
 )
 
 // Items are store-private record structs with explicit dynamodbav tags.
@@ -58,6 +61,33 @@ func stringValue(s string) types.AttributeValue {
 
 func numberValue(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: fmt.Sprint(n)}
+}
+
+// getRecord reads one item of a table strongly consistent into record; what
+// names the item in errors ("get <what>: …" when the read fails), and a
+// missing item is team.ErrNotFound.
+func (s *Store) getRecord(ctx context.Context, table string, key map[string]types.AttributeValue, what string, record any) error {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return fmt.Errorf("get %s: %w", what, err)
+	}
+	if out.Item == nil {
+		return fmt.Errorf("%s: %w", what, team.ErrNotFound)
+	}
+	if err := unmarshalItem(out.Item, record); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// partitionQuery is a strongly consistent query of every item of one partition (pk) of a table.
+func partitionQuery(table, pk string) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		TableName:                 aws.String(table),
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(pk)},
+		ConsistentRead:            aws.Bool(true),
+	}
 }
 
 // queryAll reads every page of a query and turns each item, decoded as

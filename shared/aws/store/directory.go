@@ -88,21 +88,7 @@ type memberRecord struct {
 // getDirectoryItem reads one directory item strongly consistent into record;
 // what names the item in errors, and a missing item is ErrNotFound.
 func (s *Store) getDirectoryItem(ctx context.Context, pk, sk, what string, record any) error {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.tables.Directory),
-		Key:            directoryKey(pk, sk),
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return fmt.Errorf("get %s: %w", what, err)
-	}
-	if out.Item == nil {
-		return fmt.Errorf("%s: %w", what, team.ErrNotFound)
-	}
-	if err := unmarshalItem(out.Item, record); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return nil
+	return s.getRecord(ctx, s.tables.Directory, directoryKey(pk, sk), what, record)
 }
 
 // Project reads a project's settings.

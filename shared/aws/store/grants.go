@@ -25,6 +25,7 @@ const GrantRetention = 7 * 24 * time.Hour
 
 func grantsPK(project string) string { return "GRANTS#" + project }
 
+// grantRecord stays its own struct: items store the grant's id as id and its project as grant_project (json: grant_id, project).
 type grantRecord struct {
 	PK          string      `dynamodbav:"pk"`
 	SK          string      `dynamodbav:"sk"`
@@ -70,25 +71,12 @@ func (s *Store) PutGrant(ctx context.Context, g grant.Grant) error {
 		Field: g.Field, Pattern: g.Pattern, FromStep: g.FromStep, CreatedAt: g.CreatedAt.UTC(), ExpiresAt: g.ExpiresAt.UTC(),
 		ExpiresUnix: g.ExpiresAt.UnixMilli(), Uses: g.Uses, TTL: g.ExpiresAt.Add(GrantRetention).Unix(),
 	}
-	item, err := marshalItem(r)
-	if err != nil {
-		return fmt.Errorf("put grant %s: %w", g.ID, err)
-	}
-	if err := s.putNew(ctx, s.tables.Tasks, item); err != nil {
-		return writeError("put grant "+g.ID, err)
-	}
-	return nil
+	return s.putNewRecord(ctx, s.tables.Tasks, "put grant "+g.ID, r)
 }
 
 // ProjectGrants lists the project's stored grants in id order, strongly consistent.
 func (s *Store) ProjectGrants(ctx context.Context, project string) ([]grant.Grant, error) {
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.tables.Tasks),
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(grantsPK(project))},
-		ConsistentRead:            aws.Bool(true),
-	}
-	grants, err := queryAll(ctx, s.db, in, grantRecord.grant)
+	grants, err := queryAll(ctx, s.db, partitionQuery(s.tables.Tasks, grantsPK(project)), grantRecord.grant)
 	if err != nil {
 		return nil, fmt.Errorf("grants of %s: %w", project, err)
 	}

@@ -54,12 +54,7 @@ func (p partition) history() []task.Event {
 // all of them (limit 0), or, newest first, the task item and the newest
 // limit-1 filed lines. startSK, when set, skips the lines before it.
 func (s *Store) queryPartition(ctx context.Context, id string, limit int, startSK string) (partition, error) {
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.tables.Tasks),
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(taskPK(id))},
-		ConsistentRead:            aws.Bool(true),
-	}
+	in := partitionQuery(s.tables.Tasks, taskPK(id))
 	if startSK != "" {
 		in.KeyConditionExpression = aws.String("pk = :pk AND sk >= :start")
 		in.ExpressionAttributeValues[":start"] = stringValue(startSK)

@@ -39,6 +39,19 @@ func (s *Store) putMarker(ctx context.Context, pk, sk, kind string, at, drop tim
 	return true, nil
 }
 
+// putNewRecord stores a record with putNew; what names it in errors, and
+// a key taken is team.ErrConflict (writeError).
+func (s *Store) putNewRecord(ctx context.Context, table, what string, record any) error {
+	item, err := marshalItem(record)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := s.putNew(ctx, table, item); err != nil {
+		return writeError(what, err)
+	}
+	return nil
+}
+
 // putNew puts an item only if no item has its key; a key taken fails the
 // condition (failedCondition). The item carries this put's own id (put_id),
 // so the SDK's retry of a put whose answer was lost finds its own item and

@@ -186,13 +186,7 @@ func (s *Store) RecordRun(ctx context.Context, r modelspend.Run) (recorded bool,
 
 // TaskRuns lists the runs of a task that reported their spend, oldest first.
 func (s *Store) TaskRuns(ctx context.Context, taskID string) ([]modelspend.Run, error) {
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.tables.Tasks),
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(runSpendPK(taskID))},
-		ConsistentRead:            aws.Bool(true),
-	}
-	runs, err := queryAll(ctx, s.db, in, runSpendRecord.run)
+	runs, err := queryAll(ctx, s.db, partitionQuery(s.tables.Tasks, runSpendPK(taskID)), runSpendRecord.run)
 	if err != nil {
 		return nil, fmt.Errorf("runs of %s: %w", taskID, err)
 	}

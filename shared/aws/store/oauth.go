@@ -49,15 +49,8 @@ type oauthClientRecord struct {
 
 // PutOAuthClient stores a registered client; an id stored already is ErrConflict.
 func (s *Store) PutOAuthClient(ctx context.Context, c oauthstate.Client) error {
-	item, err := marshalItem(oauthClientRecord{PK: "CLIENT#" + c.ID, SK: oauthClientSK, ID: c.ID, Name: c.Name,
+	return s.putNewRecord(ctx, s.tables.OAuth, "put OAuth client", oauthClientRecord{PK: "CLIENT#" + c.ID, SK: oauthClientSK, ID: c.ID, Name: c.Name,
 		RedirectURIs: c.RedirectURIs, Registration: c.Registration, CreatedAt: sortableTime(c.CreatedAt)})
-	if err != nil {
-		return fmt.Errorf("put OAuth client: %w", err)
-	}
-	if err := s.putNew(ctx, s.tables.OAuth, item); err != nil {
-		return writeError("put OAuth client", err)
-	}
-	return nil
 }
 
 // OAuthClient reads a registered client; an unknown id is oauthstate.ErrNotFound.
@@ -224,15 +217,8 @@ func (r oauthGrantRecord) grant() oauthstate.Connection {
 
 // PutOAuthConnection records a consent; a grant stored already (the same request) is ErrConflict.
 func (s *Store) PutOAuthConnection(ctx context.Context, g oauthstate.Connection) error {
-	item, err := marshalItem(oauthGrantRecord{PK: "GRANT#" + g.ID, SK: oauthGrantSK, ID: g.ID, Owner: g.Owner, Agent: g.Agent,
+	return s.putNewRecord(ctx, s.tables.OAuth, "put OAuth grant", oauthGrantRecord{PK: "GRANT#" + g.ID, SK: oauthGrantSK, ID: g.ID, Owner: g.Owner, Agent: g.Agent,
 		Client: g.Client, ClientName: g.ClientName, CreatedAt: sortableTime(g.CreatedAt), Revoked: g.Revoked})
-	if err != nil {
-		return fmt.Errorf("put OAuth grant: %w", err)
-	}
-	if err := s.putNew(ctx, s.tables.OAuth, item); err != nil {
-		return writeError("put OAuth grant", err)
-	}
-	return nil
 }
 
 // OAuthConnection reads a consent (strongly consistent, so a revocation holds at once).

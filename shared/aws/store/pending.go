@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/useprickle/prickle/shared/domain/task"
 )
@@ -25,23 +24,22 @@ const maxPending = 8
 // lineRecord is one history line: the attributes of a HIST#<seq> item and
 // an element of a task item's pending list. Move identifies the move that
 // wrote it, so a retried write that already landed is recognised.
+// The event is stored under its json names (marshalItem), seq beside it.
 type lineRecord struct {
-	Seq    int         `dynamodbav:"seq"`
-	Move   string      `dynamodbav:"move,omitempty"`
-	At     time.Time   `dynamodbav:"at"`
-	By     string      `dynamodbav:"by"`
-	Action string      `dynamodbav:"action"`
-	From   *task.State `dynamodbav:"from"`
-	To     task.State  `dynamodbav:"to"`
-	Note   *string     `dynamodbav:"note"`
+	Seq  int    `json:"seq"`
+	Move string `json:"move,omitempty"`
+	task.Event
 }
 
 func newLineRecord(seq int, move string, e task.Event) lineRecord {
-	return lineRecord{Seq: seq, Move: move, At: e.At.UTC(), By: e.By, Action: e.Action, From: e.From, To: e.To, Note: e.Note}
+	e.At = e.At.UTC()
+	return lineRecord{Seq: seq, Move: move, Event: e}
 }
 
 func (l lineRecord) event() task.Event {
-	return task.Event{Seq: l.Seq, At: l.At, By: l.By, Action: l.Action, From: l.From, To: l.To, Note: l.Note}
+	e := l.Event
+	e.Seq = l.Seq
+	return e
 }
 
 // newWriteID names one conditional write (a move's line, a send claim), so

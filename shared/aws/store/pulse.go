@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -11,20 +10,6 @@ import (
 
 	"github.com/useprickle/prickle/shared/domain/pulse"
 )
-
-// pulseRecord is one agent's latest report in one project, keyed (project, agent_id).
-type pulseRecord struct {
-	Project      string    `dynamodbav:"project"`
-	AgentID      string    `dynamodbav:"agent_id"`
-	Owner        string    `dynamodbav:"owner"`
-	Availability string    `dynamodbav:"availability"`
-	Doing        string    `dynamodbav:"doing"`
-	TaskID       *string   `dynamodbav:"task_id"`
-	Branch       *string   `dynamodbav:"branch"`
-	Files        []string  `dynamodbav:"files"`
-	LastDecision *string   `dynamodbav:"last_decision"`
-	UpdatedAt    time.Time `dynamodbav:"updated_at"`
-}
 
 // PutPulse replaces the agent's entry in its project: Team Pulse keeps only
 // the latest report, so the last writer wins.
@@ -69,12 +54,11 @@ func (s *Store) PutTaskPulse(ctx context.Context, e pulse.Entry) error {
 	return nil
 }
 
+// pulseItem is one agent's latest report in one project, keyed (project,
+// agent_id): the entry itself under its json names, its time in UTC.
 func pulseItem(e pulse.Entry) (map[string]types.AttributeValue, error) {
-	item, err := marshalItem(pulseRecord{
-		Project: e.Project, AgentID: e.AgentID, Owner: e.Owner,
-		Availability: e.Availability, Doing: e.Doing, TaskID: e.TaskID, Branch: e.Branch,
-		Files: e.Files, LastDecision: e.LastDecision, UpdatedAt: e.UpdatedAt.UTC(),
-	})
+	e.UpdatedAt = e.UpdatedAt.UTC()
+	item, err := marshalItem(e)
 	if err != nil {
 		return nil, fmt.Errorf("put pulse of %s in %s: %w", e.AgentID, e.Project, err)
 	}
@@ -90,13 +74,7 @@ func (s *Store) Pulse(ctx context.Context, project string) ([]pulse.Entry, error
 		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringValue(project)},
 		ConsistentRead:            aws.Bool(true),
 	}
-	entries, err := queryAll(ctx, s.db, in, func(r pulseRecord) pulse.Entry {
-		return pulse.Entry{
-			AgentID: r.AgentID, Owner: r.Owner, Project: r.Project,
-			Availability: r.Availability, Doing: r.Doing, TaskID: r.TaskID, Branch: r.Branch,
-			Files: r.Files, LastDecision: r.LastDecision, UpdatedAt: r.UpdatedAt,
-		}
-	})
+	entries, err := queryAll(ctx, s.db, in, func(e pulse.Entry) pulse.Entry { return e })
 	if err != nil {
 		return nil, fmt.Errorf("pulse of %s: %w", project, err)
 	}

@@ -41,15 +41,8 @@ func (s *Store) PutJoinedRunner(ctx context.Context, r oauthstate.JoinedRunner) 
 	if !tokenHashPattern.MatchString(r.TokenHash) {
 		return fmt.Errorf("put joined runner: token hash is not a SHA-256 hex digest")
 	}
-	item, err := marshalItem(joinedRunnerRecord{PK: "RUNNER#" + r.ID, SK: joinedRunnerSK, ID: r.ID, Owner: r.Owner, Agent: r.Agent,
+	return s.putNewRecord(ctx, s.tables.OAuth, "put joined runner", joinedRunnerRecord{PK: "RUNNER#" + r.ID, SK: joinedRunnerSK, ID: r.ID, Owner: r.Owner, Agent: r.Agent,
 		Name: r.Name, TokenHash: r.TokenHash, CreatedAt: sortableTime(r.CreatedAt), Revoked: r.Revoked})
-	if err != nil {
-		return fmt.Errorf("put joined runner: %w", err)
-	}
-	if err := s.putNew(ctx, s.tables.OAuth, item); err != nil {
-		return writeError("put joined runner", err)
-	}
-	return nil
 }
 
 // OwnerJoinedRunners lists the runners joined to an owner's agents, revoked ones included, newest first.

@@ -183,13 +183,8 @@ func (s *Store) EndOwnerSessions(ctx context.Context, owner string) error {
 	if owner == "" {
 		return fmt.Errorf("end sessions: no owner")
 	}
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.tables.Directory),
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": stringValue(sessionPK(owner))},
-		ProjectionExpression:      aws.String("pk, sk"),
-		ConsistentRead:            aws.Bool(true),
-	}
+	in := partitionQuery(s.tables.Directory, sessionPK(owner))
+	in.ProjectionExpression = aws.String("pk, sk")
 	for {
 		out, err := s.db.Query(ctx, in)
 		if err != nil {

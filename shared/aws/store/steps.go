@@ -18,58 +18,29 @@ import (
 // maxTransactItems is DynamoDB's limit on the writes of one transaction.
 const maxTransactItems = 100
 
-// stepRecord is a step item, keyed (task_id, step_id). input (and
-// edited_input, the owner's edit of an approved call) is the canonical JSON
-// as a string, so it comes back byte for byte; ttl is
-// expires_at in epoch seconds while the step is pending or approved, so
-// DynamoDB's TTL deletion (and its stream) reports the expiry, and a
+// stepRecord is a step item, keyed (task_id, step_id): the step under its
+// json names (marshalItem), its times in UTC, but for input (and
+// edited_input, the owner's edit of an approved call), stored as the
+// canonical JSON in a string (not binary), so it comes back byte for byte;
+// ttl is expires_at in epoch seconds while the step is pending or approved,
+// so DynamoDB's TTL deletion (and its stream) reports the expiry, and a
 // retention period later once the step is settled, so its record stays readable.
 type stepRecord struct {
-	TaskID      string       `dynamodbav:"task_id"`
-	StepID      string       `dynamodbav:"step_id"`
-	Project     string       `dynamodbav:"project"`
-	Agent       string       `dynamodbav:"agent"`
-	RunID       string       `dynamodbav:"run_id"`
-	ToolName    string       `dynamodbav:"tool_name"`
-	Input       string       `dynamodbav:"input"`
-	Fingerprint string       `dynamodbav:"fingerprint"`
-	Edited      string       `dynamodbav:"edited_input,omitempty"`
-	Kind        string       `dynamodbav:"kind,omitempty"`
-	Target      string       `dynamodbav:"target,omitempty"`
-	Amount      *step.Amount `dynamodbav:"amount,omitempty"`
-	Reason      string       `dynamodbav:"reason,omitempty"`
-	Status      step.Status  `dynamodbav:"status"`
-	Message     string       `dynamodbav:"message,omitempty"`
-	DecidedBy   string       `dynamodbav:"decided_by,omitempty"`
-	DecidedAt   *time.Time   `dynamodbav:"decided_at,omitempty"`
-	DecidedVia  string       `dynamodbav:"decided_via,omitempty"`
-	AllowedBy   string       `dynamodbav:"allowed_by,omitempty"`
-	BudgetNote  string       `dynamodbav:"budget_note,omitempty"`
-	CreatedAt   time.Time    `dynamodbav:"created_at"`
-	ExpiresAt   time.Time    `dynamodbav:"expires_at"`
-	TTL         int64        `dynamodbav:"ttl"`
+	step.Step
+	Input  string `json:"input"`
+	Edited string `json:"edited_input,omitempty"`
+	TTL    int64  `json:"ttl"`
 }
 
 func newStepRecord(s step.Step) stepRecord {
-	return stepRecord{
-		TaskID: s.TaskID, StepID: s.ID, Project: s.Project, Agent: s.Agent, RunID: s.RunID,
-		ToolName: s.ToolName, Input: string(s.Input), Fingerprint: s.Fingerprint, Edited: string(s.Edited),
-		Kind: s.Kind, Target: s.Target, Amount: s.Amount, Reason: s.Reason,
-		Status: s.Status, Message: s.Message, DecidedBy: s.DecidedBy, DecidedAt: utcPtr(s.DecidedAt),
-		DecidedVia: s.DecidedVia, AllowedBy: s.AllowedBy, BudgetNote: s.BudgetNote,
-		CreatedAt: s.CreatedAt.UTC(), ExpiresAt: s.ExpiresAt.UTC(), TTL: ttlOf(s),
-	}
+	s.DecidedAt, s.CreatedAt, s.ExpiresAt = utcPtr(s.DecidedAt), s.CreatedAt.UTC(), s.ExpiresAt.UTC()
+	return stepRecord{Step: s, Input: string(s.Input), Edited: string(s.Edited), TTL: ttlOf(s)}
 }
 
 func (r stepRecord) step() step.Step {
-	return step.Step{
-		ID: r.StepID, TaskID: r.TaskID, Project: r.Project, Agent: r.Agent, RunID: r.RunID,
-		ToolName: r.ToolName, Input: json.RawMessage(r.Input), Fingerprint: r.Fingerprint, Edited: edited(r.Edited),
-		Kind: r.Kind, Target: r.Target, Amount: r.Amount, Reason: r.Reason,
-		Status: r.Status, Message: r.Message, DecidedBy: r.DecidedBy, DecidedAt: r.DecidedAt,
-		DecidedVia: r.DecidedVia, AllowedBy: r.AllowedBy, BudgetNote: r.BudgetNote,
-		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
-	}
+	s := r.Step
+	s.Input, s.Edited = json.RawMessage(r.Input), edited(r.Edited)
+	return s
 }
 
 // edited is a stored edit as the step holds it: none when the attribute is absent.
@@ -83,20 +54,10 @@ func edited(s string) json.RawMessage {
 // Step reads one step, strongly consistent. It is returned as stored:
 // callers apply step.Effective, since TTL deletion lags expiry.
 func (s *Store) Step(ctx context.Context, taskID, stepID string) (step.Step, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.tables.Steps),
-		Key:            map[string]types.AttributeValue{"task_id": stringValue(taskID), "step_id": stringValue(stepID)},
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return step.Step{}, fmt.Errorf("get step %s of task %s: %w", stepID, taskID, err)
-	}
-	if out.Item == nil {
-		return step.Step{}, fmt.Errorf("step %s of task %s: %w", stepID, taskID, team.ErrNotFound)
-	}
+	key := map[string]types.AttributeValue{"task_id": stringValue(taskID), "step_id": stringValue(stepID)}
 	var r stepRecord
-	if err := unmarshalItem(out.Item, &r); err != nil {
-		return step.Step{}, fmt.Errorf("step %s of task %s: %w", stepID, taskID, err)
+	if err := s.getRecord(ctx, s.tables.Steps, key, fmt.Sprintf("step %s of task %s", stepID, taskID), &r); err != nil {
+		return step.Step{}, err
 	}
 	return r.step(), nil
 }

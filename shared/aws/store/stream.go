@@ -26,7 +26,7 @@ func StepFromImage(image map[string]events.DynamoDBAttributeValue) (step.Step, e
 	if err := unmarshalItem(item, &r); err != nil {
 		return step.Step{}, fmt.Errorf("step from stream image: %w", err)
 	}
-	if r.TaskID == "" || r.StepID == "" {
+	if r.TaskID == "" || r.ID == "" {
 		return step.Step{}, fmt.Errorf("step from stream image: no task_id or step_id")
 	}
 	return r.step(), nil

@@ -38,20 +38,10 @@ func (p storedPacket) MarshalDynamoDBAttributeValue() (types.AttributeValue, err
 
 // UnmarshalDynamoDBAttributeValue reads a packet of either shape.
 func (p *storedPacket) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
-	m, err := asMap(av, "packet")
-	if err != nil || m == nil {
-		return err
-	}
-	if _, old := m["task"]; old {
-		return unmarshalJSONNamed(av, (*task.Packet)(p))
-	}
-	var r packetRecord
-	if err := attributevalue.Unmarshal(av, &r); err != nil {
-		return fmt.Errorf("packet: %w", err)
-	}
-	*p = storedPacket{Task: r.Task, DeliverableType: r.DeliverableType, AcceptanceCriteria: nonNil(r.AcceptanceCriteria),
-		Context: r.Context, Files: nonNil(r.Files), DependsOn: nonNil(r.DependsOn)}
-	return nil
+	return decodeEither(av, "packet", "task", (*task.Packet)(p), func(r packetRecord) {
+		*p = storedPacket{Task: r.Task, DeliverableType: r.DeliverableType, AcceptanceCriteria: nonNil(r.AcceptanceCriteria),
+			Context: r.Context, Files: nonNil(r.Files), DependsOn: nonNil(r.DependsOn)}
+	})
 }
 
 // storedResult is a task's result as its item holds it.
@@ -83,22 +73,12 @@ func (r storedResult) MarshalDynamoDBAttributeValue() (types.AttributeValue, err
 
 // UnmarshalDynamoDBAttributeValue reads a result of either shape.
 func (r *storedResult) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
-	m, err := asMap(av, "result")
-	if err != nil || m == nil {
-		return err
-	}
-	if _, old := m["summary"]; old {
-		return unmarshalJSONNamed(av, (*task.Result)(r))
-	}
-	var rec resultRecord
-	if err := attributevalue.Unmarshal(av, &rec); err != nil {
-		return fmt.Errorf("result: %w", err)
-	}
-	*r = storedResult{Summary: rec.Summary, Evidence: []task.Evidence{}, Provenance: rec.Provenance, ReturnedBy: rec.ReturnedBy, ReturnedAt: rec.ReturnedAt}
-	for _, e := range rec.Evidence {
-		r.Evidence = append(r.Evidence, task.Evidence(e))
-	}
-	return nil
+	return decodeEither(av, "result", "summary", (*task.Result)(r), func(rec resultRecord) {
+		*r = storedResult{Summary: rec.Summary, Evidence: []task.Evidence{}, Provenance: rec.Provenance, ReturnedBy: rec.ReturnedBy, ReturnedAt: rec.ReturnedAt}
+		for _, e := range rec.Evidence {
+			r.Evidence = append(r.Evidence, task.Evidence(e))
+		}
+	})
 }
 
 // storedCheckpoint is a task's latest checkpoint as its item holds it.
@@ -122,20 +102,10 @@ func (c storedCheckpoint) MarshalDynamoDBAttributeValue() (types.AttributeValue,
 
 // UnmarshalDynamoDBAttributeValue reads a checkpoint of either shape.
 func (c *storedCheckpoint) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
-	m, err := asMap(av, "checkpoint")
-	if err != nil || m == nil {
-		return err
-	}
-	if _, old := m["progress"]; old {
-		return unmarshalJSONNamed(av, (*task.Checkpoint)(c))
-	}
-	var r checkpointRecord
-	if err := attributevalue.Unmarshal(av, &r); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	*c = storedCheckpoint{Progress: r.Progress, Decisions: nonNil(r.Decisions), FilesTouched: nonNil(r.FilesTouched),
-		NextSteps: nonNil(r.NextSteps), OpenQuestions: nonNil(r.OpenQuestions)}
-	return nil
+	return decodeEither(av, "checkpoint", "progress", (*task.Checkpoint)(c), func(r checkpointRecord) {
+		*c = storedCheckpoint{Progress: r.Progress, Decisions: nonNil(r.Decisions), FilesTouched: nonNil(r.FilesTouched),
+			NextSteps: nonNil(r.NextSteps), OpenQuestions: nonNil(r.OpenQuestions)}
+	})
 }
 
 // pendingLines is the history lines a task item carries (pending.go), each
@@ -157,7 +127,7 @@ type carriedLine struct {
 func (ls pendingLines) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
 	out := make([]carriedLine, len(ls))
 	for i, l := range ls {
-		out[i] = carriedLine(l)
+		out[i] = carriedLine{Seq: l.Seq, Move: l.Move, At: l.At, By: l.By, Action: l.Action, From: l.From, To: l.To, Note: l.Note}
 	}
 	return attributevalue.Marshal(out)
 }
@@ -179,17 +149,36 @@ func (ls *pendingLines) UnmarshalDynamoDBAttributeValue(av types.AttributeValue)
 			return err
 		}
 		if _, old := m["seq"]; old {
-			err = attributevalue.Unmarshal(e, &out[i])
+			err = unmarshalJSONNamed(e, &out[i])
 		} else {
 			var c carriedLine
 			err = attributevalue.Unmarshal(e, &c)
-			out[i] = lineRecord(c)
+			out[i] = lineRecord{Seq: c.Seq, Move: c.Move, Event: task.Event{At: c.At, By: c.By, Action: c.Action, From: c.From, To: c.To, Note: c.Note}}
 		}
 		if err != nil {
 			return fmt.Errorf("pending line %d: %w", i, err)
 		}
 	}
 	*ls = out
+	return nil
+}
+
+// decodeEither reads a nested value of either shape: the old one, told by
+// a name only it holds (oldKey), into old under the domain's JSON names;
+// the compact one as a record R, which set keeps. NULL reads as nothing.
+func decodeEither[R any](av types.AttributeValue, what, oldKey string, old any, set func(R)) error {
+	m, err := asMap(av, what)
+	if err != nil || m == nil {
+		return err
+	}
+	if _, isOld := m[oldKey]; isOld {
+		return unmarshalJSONNamed(av, old)
+	}
+	var r R
+	if err := attributevalue.Unmarshal(av, &r); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	set(r)
 	return nil
 }
 

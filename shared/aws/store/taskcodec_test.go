@@ -118,8 +118,8 @@ func TestTaskItemsOfBothShapesDecode(t *testing.T) {
 	t.Run("carried lines of both shapes", func(t *testing.T) {
 		r := newTaskRecord(full, 4)
 		r.Pending = pendingLines{
-			{Seq: 3, Move: "aa", At: full.UpdatedAt, By: "alice/writer", Action: "save_checkpoint", From: &inProgress, To: task.Working},
-			{Seq: 4, Move: "bb", At: full.UpdatedAt, By: "alice/writer", Action: "return_result", From: &inProgress, To: task.Verifying, Note: &note},
+			newLineRecord(3, "aa", task.Event{At: full.UpdatedAt, By: "alice/writer", Action: "save_checkpoint", From: &inProgress, To: task.Working}),
+			newLineRecord(4, "bb", task.Event{At: full.UpdatedAt, By: "alice/writer", Action: "return_result", From: &inProgress, To: task.Verifying, Note: &note}),
 		}
 		item, err := marshalItem(r)
 		if err != nil {
@@ -136,7 +136,7 @@ func TestTaskItemsOfBothShapesDecode(t *testing.T) {
 		if err := unmarshalItem(oldShapeItem(false), &old); err != nil {
 			t.Fatal(err)
 		}
-		want := pendingLines{{Seq: 3, Move: "00ff00ff00ff00ff", At: full.UpdatedAt, By: "alice/writer", Action: "save_checkpoint", From: &inProgress, To: task.Working}}
+		want := pendingLines{newLineRecord(3, "00ff00ff00ff00ff", task.Event{At: full.UpdatedAt, By: "alice/writer", Action: "save_checkpoint", From: &inProgress, To: task.Working})}
 		if !reflect.DeepEqual(old.Pending, want) {
 			t.Errorf("old-shape lines: got %+v, want %+v", old.Pending, want)
 		}
@@ -193,8 +193,8 @@ func TestAddedLinesOfAnOldShapeImageMovedToTheNewShape(t *testing.T) {
 	working, verifying := task.Working, task.Verifying
 	r := newTaskRecord(tk, 4)
 	r.Pending = pendingLines{
-		{Seq: 3, Move: "00ff00ff00ff00ff", At: tk.UpdatedAt, By: "alice/writer", Action: "save_checkpoint", From: &working, To: task.Working},
-		{Seq: 4, Move: "bb", At: tk.UpdatedAt, By: "bob/reviewer", Action: "review_result", From: &verifying, To: task.Completed},
+		newLineRecord(3, "00ff00ff00ff00ff", task.Event{At: tk.UpdatedAt, By: "alice/writer", Action: "save_checkpoint", From: &working, To: task.Working}),
+		newLineRecord(4, "bb", task.Event{At: tk.UpdatedAt, By: "bob/reviewer", Action: "review_result", From: &verifying, To: task.Completed}),
 	}
 	item, err := marshalItem(r)
 	if err != nil {

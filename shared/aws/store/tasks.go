@@ -27,6 +27,7 @@ func taskPK(id string) string { return taskPKPrefix + id }
 // feed the by_project, by_assignee and by_requester indexes. The id is
 // pk's and the creation time created_key's, so neither is stored again;
 // nested values are stored compactly (taskcodec.go).
+// It stays its own struct: its names and shapes differ from the task's json (no id, no created_at, short nested names).
 type taskRecord struct {
 	PK               string            `dynamodbav:"pk"`
 	SK               string            `dynamodbav:"sk"`

@@ -73,20 +73,26 @@ func (s *Store) PutPendingWakeup(ctx context.Context, p wakeup.Pending) error {
 	return nil
 }
 
+// agentWakeups queries an agent's wake-ups (:a), strongly consistent, that
+// pass filter, whose other values (and #ttl, the ttl attribute) it names.
+func (s *Store) agentWakeups(agent, filter string, values map[string]types.AttributeValue) *dynamodb.QueryInput {
+	values[":a"] = stringValue(agent)
+	return &dynamodb.QueryInput{
+		TableName:                 aws.String(s.tables.Wakeups),
+		KeyConditionExpression:    aws.String("agent_id = :a"),
+		FilterExpression:          aws.String(filter),
+		ExpressionAttributeNames:  map[string]string{"#ttl": "ttl"},
+		ExpressionAttributeValues: values,
+		ConsistentRead:            aws.Bool(true),
+	}
+}
+
 // ClaimableWakeups lists up to limit of an agent's wake-ups that a claim may
 // take at now (not acknowledged, not claimed or past their visibility, not
 // expired), oldest first, strongly consistent.
 func (s *Store) ClaimableWakeups(ctx context.Context, agent string, now time.Time, limit int) ([]wakeup.Pending, error) {
-	in := &dynamodb.QueryInput{
-		TableName:                aws.String(s.tables.Wakeups),
-		KeyConditionExpression:   aws.String("agent_id = :a"),
-		FilterExpression:         aws.String("visible_at <= :now AND attribute_not_exists(done_at) AND #ttl > :secs"),
-		ExpressionAttributeNames: map[string]string{"#ttl": "ttl"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":a": stringValue(agent), ":now": numberValue(now.UnixMilli()), ":secs": numberValue(now.Unix()),
-		},
-		ConsistentRead: aws.Bool(true),
-	}
+	in := s.agentWakeups(agent, "visible_at <= :now AND attribute_not_exists(done_at) AND #ttl > :secs",
+		map[string]types.AttributeValue{":now": numberValue(now.UnixMilli()), ":secs": numberValue(now.Unix())})
 	out := []wakeup.Pending{}
 	p := dynamodb.NewQueryPaginator(s.db.Query, in)
 	for p.HasMorePages() && len(out) < limit {
@@ -213,16 +219,8 @@ func (s *Store) settleClaim(ctx context.Context, op, agent, id, claimHash, updat
 // earlier, so wake-ups held back by a spending cap outlive the day they
 // wait for. It writes only those it moves, and says how many.
 func (s *Store) HoldWakeups(ctx context.Context, agent string, now, until time.Time) (int, error) {
-	in := &dynamodb.QueryInput{
-		TableName:                aws.String(s.tables.Wakeups),
-		KeyConditionExpression:   aws.String("agent_id = :a"),
-		FilterExpression:         aws.String("attribute_not_exists(done_at) AND #ttl > :now AND #ttl < :until"),
-		ExpressionAttributeNames: map[string]string{"#ttl": "ttl"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":a": stringValue(agent), ":now": numberValue(now.Unix()), ":until": numberValue(until.Unix()),
-		},
-		ConsistentRead: aws.Bool(true),
-	}
+	in := s.agentWakeups(agent, "attribute_not_exists(done_at) AND #ttl > :now AND #ttl < :until",
+		map[string]types.AttributeValue{":now": numberValue(now.Unix()), ":until": numberValue(until.Unix())})
 	ids, err := queryAll(ctx, s.db, in, func(r wakeupRecord) string { return r.ID })
 	if err != nil {
 		return 0, fmt.Errorf("wake-ups of %s to hold: %w", agent, err)

@@ -88,10 +88,10 @@ type agentCLI interface {
 
 // agentCLIs are the templates whose gate this is, by name.
 var agentCLIs = map[string]agentCLI{
-	TemplateQwen:     qwenCLI{},
-	TemplateGemini:   geminiCLI{},
-	TemplateCopilot:  copilotCLI{},
-	TemplateOpencode: opencodeCLI{},
+	TemplateQwen:     qwenTemplate,
+	TemplateGemini:   geminiTemplate,
+	TemplateCopilot:  copilotTemplate,
+	TemplateOpencode: opencodeTemplate,
 }
 
 // gateStepTimeout bounds one request_step call of the gate.

@@ -175,15 +175,15 @@ func TestGateParsesEachCLIsInput(t *testing.T) {
 		}
 	}
 	// Copilot versions that pass the arguments as a string.
-	c, err := copilotCLI{}.parse([]byte(`{"toolName":"bash","toolArgs":"{\"command\":\"ls\"}"}`))
+	c, err := copilotTemplate.parse([]byte(`{"toolName":"bash","toolArgs":"{\"command\":\"ls\"}"}`))
 	if err != nil || string(c.Input) != `{"command":"ls"}` {
 		t.Errorf("string toolArgs: %+v %v", c, err)
 	}
-	if _, err := (copilotCLI{}).parse([]byte(`{"toolName":"bash","toolArgs":"rm -rf /"}`)); err == nil {
+	if _, err := copilotTemplate.parse([]byte(`{"toolName":"bash","toolArgs":"rm -rf /"}`)); err == nil {
 		t.Error("string toolArgs that are not JSON parsed")
 	}
 	// Another event passes.
-	if c, _ := (qwenCLI{}).parse([]byte(`{"hook_event_name":"PostToolUse","tool_name":"x"}`)); !c.Skip {
+	if c, _ := qwenTemplate.parse([]byte(`{"hook_event_name":"PostToolUse","tool_name":"x"}`)); !c.Skip {
 		t.Error("qwen PostToolUse judged")
 	}
 }
@@ -392,7 +392,7 @@ func TestGateLimitsAreBelowTheCLIsTimeouts(t *testing.T) {
 			t.Errorf("%s: limit %s, hook timeout %s", cli, c.gateLimit(), c.hookTimeout())
 		}
 	}
-	if (qwenCLI{}).hookTimeout() >= 60*time.Second {
+	if qwenTemplate.hookTimeout() >= 60*time.Second {
 		t.Error("qwen runs the call after 60 s")
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -54,10 +53,10 @@ type agentTemplate interface {
 }
 
 var agentTemplates = map[string]agentTemplate{
-	TemplateQwen:     qwenCLI{},
-	TemplateGemini:   geminiCLI{},
-	TemplateCopilot:  copilotCLI{},
-	TemplateOpencode: opencodeCLI{},
+	TemplateQwen:     qwenTemplate,
+	TemplateGemini:   geminiTemplate,
+	TemplateCopilot:  copilotTemplate,
+	TemplateOpencode: opencodeTemplate,
 }
 
 // tokens are a run's or a session's model tokens.
@@ -116,15 +115,9 @@ type agentEnv struct {
 func agentEnvFrom(getenv func(string) string) (agentEnv, error) {
 	e := agentEnv{MCPURL: getenv("PRICKLE_MCP_URL"), RunToken: getenv("PRICKLE_RUN_TOKEN"), RunID: getenv("PRICKLE_RUN_ID"),
 		SessionDir: getenv("PRICKLE_SESSION_DIR"), NewPrompt: getenv("PRICKLE_NEW_PROMPT"), ResumePrompt: getenv("PRICKLE_RESUME_PROMPT")}
-	var missing []string
-	for _, kv := range [][2]string{{"PRICKLE_MCP_URL", e.MCPURL}, {"PRICKLE_RUN_TOKEN", e.RunToken}, {"PRICKLE_RUN_ID", e.RunID},
-		{"PRICKLE_SESSION_DIR", e.SessionDir}, {"PRICKLE_NEW_PROMPT", e.NewPrompt}, {"PRICKLE_RESUME_PROMPT", e.ResumePrompt}} {
-		if kv[1] == "" {
-			missing = append(missing, kv[0])
-		}
-	}
-	if len(missing) > 0 {
-		return agentEnv{}, fmt.Errorf("%s runs under prickle-runner: %s not set", AgentRunCommand, strings.Join(missing, ", "))
+	if err := unsetEnv(AgentRunCommand, getenv, "PRICKLE_MCP_URL", "PRICKLE_RUN_TOKEN", "PRICKLE_RUN_ID",
+		"PRICKLE_SESSION_DIR", "PRICKLE_NEW_PROMPT", "PRICKLE_RESUME_PROMPT"); err != nil {
+		return agentEnv{}, err
 	}
 	return e, nil
 }

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 )
 
 // agentOwnTools are Prickle's own tools a woken run calls without asking
@@ -65,3 +67,26 @@ type resultWatcher interface {
 type homeDirer interface {
 	homeDir(cliHome string) string
 }
+
+// cliValues are what the qwen, gemini, copilot and opencode templates
+// differ by in value alone; each template embeds its own (see its file).
+type cliValues struct {
+	// cli is the template's name, exe its program's default name.
+	cli, exe string
+	// edit: the CLI runs an allowed call with an edited input.
+	edit bool
+	// hook is the hook's timeout in the CLI's settings, gate the gate's bound.
+	hook, gate time.Duration
+	// logins are the files of the user's CLI directory that hold their sign-in.
+	logins []string
+	// shells are the CLI's tools that run commands.
+	shells []string
+}
+
+func (v cliValues) name() string               { return v.cli }
+func (v cliValues) program() string            { return v.exe }
+func (v cliValues) edits() bool                { return v.edit }
+func (v cliValues) hookTimeout() time.Duration { return v.hook }
+func (v cliValues) gateLimit() time.Duration   { return v.gate }
+func (v cliValues) loginFiles() []string       { return v.logins }
+func (v cliValues) shellTool(tool string) bool { return slices.Contains(v.shells, tool) }

@@ -58,6 +58,14 @@ func editedFiles(cc claimingCLI, tool string, input json.RawMessage) []string {
 	return nil
 }
 
+// editedPath is the file an edit tool (one of tools) names under key; "" for any other tool.
+func editedPath(tool string, input json.RawMessage, key string, tools ...string) string {
+	if !slices.Contains(tools, tool) {
+		return ""
+	}
+	return fileArg(input, key)
+}
+
 // fileArg is the path an edit tool's input names under one of keys.
 func fileArg(input json.RawMessage, keys ...string) string {
 	var in map[string]any

@@ -67,17 +67,26 @@ func codexEnvFrom(getenv func(string) string) (codexEnv, error) {
 	e := codexEnv{MCPURL: getenv("PRICKLE_MCP_URL"), RunToken: getenv("PRICKLE_RUN_TOKEN"), RunID: getenv("PRICKLE_RUN_ID"),
 		TaskID: getenv("PRICKLE_TASK_ID"), Prompt: getenv("PRICKLE_PROMPT"), SessionDir: getenv("PRICKLE_SESSION_DIR"),
 		Project: getenv("PRICKLE_PROJECT")}
+	if err := unsetEnv(CodexRunCommand, getenv, "PRICKLE_MCP_URL", "PRICKLE_RUN_TOKEN", "PRICKLE_RUN_ID",
+		"PRICKLE_TASK_ID", "PRICKLE_PROMPT", "PRICKLE_SESSION_DIR"); err != nil {
+		return codexEnv{}, err
+	}
+	return e, nil
+}
+
+// unsetEnv is the error of a run (command) under prickle-runner whose
+// environment lacks any of names, naming those, in order; nil when none does.
+func unsetEnv(command string, getenv func(string) string, names ...string) error {
 	var missing []string
-	for _, kv := range [][2]string{{"PRICKLE_MCP_URL", e.MCPURL}, {"PRICKLE_RUN_TOKEN", e.RunToken}, {"PRICKLE_RUN_ID", e.RunID},
-		{"PRICKLE_TASK_ID", e.TaskID}, {"PRICKLE_PROMPT", e.Prompt}, {"PRICKLE_SESSION_DIR", e.SessionDir}} {
-		if kv[1] == "" {
-			missing = append(missing, kv[0])
+	for _, n := range names {
+		if getenv(n) == "" {
+			missing = append(missing, n)
 		}
 	}
 	if len(missing) > 0 {
-		return codexEnv{}, fmt.Errorf("%s runs under prickle-runner: %s not set", CodexRunCommand, strings.Join(missing, ", "))
+		return fmt.Errorf("%s runs under prickle-runner: %s not set", command, strings.Join(missing, ", "))
 	}
-	return e, nil
+	return nil
 }
 
 // CodexMain is `prickle-runner codex-run`: it hosts `codex app-server` for

@@ -18,15 +18,13 @@ import (
 // when it ends). The hook's input has no call id; an allow's modifiedArgs
 // runs as edited, its additionalContext tells the model so; copilot denies when a hook exits non-zero but runs the
 // call when it answers with anything but JSON or times out.
-type copilotCLI struct{}
+type copilotCLI struct{ cliValues }
 
-func (copilotCLI) name() string { return TemplateCopilot }
-
-func (copilotCLI) edits() bool { return true }
-
-func (copilotCLI) hookTimeout() time.Duration { return 120 * time.Second }
-
-func (copilotCLI) gateLimit() time.Duration { return 100 * time.Second }
+// copilotTemplate has no login files: copilot keeps its sign-in in the
+// system keychain or its config; a run signs in with GH_TOKEN /
+// COPILOT_GITHUB_TOKEN (or BYOK).
+var copilotTemplate = copilotCLI{cliValues{cli: TemplateCopilot, exe: "copilot", edit: true, hook: 120 * time.Second, gate: 100 * time.Second,
+	shells: []string{"bash", "write_bash"}}}
 
 func (copilotCLI) parse(b []byte) (gateCall, error) {
 	var h struct {
@@ -87,8 +85,6 @@ func (copilotCLI) editedFile(tool string, input json.RawMessage) string {
 	return fileArg(input, "path")
 }
 
-func (copilotCLI) shellTool(tool string) bool { return tool == "bash" || tool == "write_bash" }
-
 func (copilotCLI) afterAnswer(note string) []byte {
 	b, _ := json.Marshal(struct {
 		AdditionalContext string `json:"additionalContext,omitempty"`
@@ -96,18 +92,9 @@ func (copilotCLI) afterAnswer(note string) []byte {
 	return b
 }
 
-func (copilotCLI) program() string { return "copilot" }
-
 func (copilotCLI) userDir(getenv func(string) string) string {
-	if d := getenv("COPILOT_HOME"); d != "" {
-		return d
-	}
-	return filepath.Join(getenv("HOME"), ".copilot")
+	return xdgDir(getenv, "COPILOT_HOME", ".copilot")
 }
-
-// loginFiles: copilot keeps its sign-in in the system keychain or its
-// config; a run signs in with GH_TOKEN / COPILOT_GITHUB_TOKEN (or BYOK).
-func (copilotCLI) loginFiles() []string { return nil }
 
 func (c copilotCLI) prepare(r *agentRun) error {
 	settings := map[string]any{"hooks": map[string]any{"preToolUse": []any{map[string]any{

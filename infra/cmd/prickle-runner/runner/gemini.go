@@ -16,15 +16,10 @@ import (
 // yolo, so the hook is the only gate. The hook's input has no call id; an
 // allow's hookSpecificOutput.tool_input runs as edited; gemini runs the call
 // when a hook exits 1, answers with anything but JSON or times out.
-type geminiCLI struct{}
+type geminiCLI struct{ cliValues }
 
-func (geminiCLI) name() string { return TemplateGemini }
-
-func (geminiCLI) edits() bool { return true }
-
-func (geminiCLI) hookTimeout() time.Duration { return 120 * time.Second }
-
-func (geminiCLI) gateLimit() time.Duration { return 100 * time.Second }
+var geminiTemplate = geminiCLI{cliValues{cli: TemplateGemini, exe: "gemini", edit: true, hook: 120 * time.Second, gate: 100 * time.Second,
+	logins: []string{"oauth_creds.json", "google_accounts.json", "installation_id"}, shells: []string{"run_shell_command"}}}
 
 func (geminiCLI) parse(b []byte) (gateCall, error) {
 	var h struct {
@@ -74,27 +69,16 @@ func (geminiCLI) answer(a gateAnswer) []byte {
 // Gemini CLI's edit tools (write_file, replace) name their file file_path;
 // its shell is run_shell_command, after which its AfterTool hook claims.
 func (geminiCLI) editedFile(tool string, input json.RawMessage) string {
-	if tool != "write_file" && tool != "replace" {
-		return ""
-	}
-	return fileArg(input, "file_path")
+	return editedPath(tool, input, "file_path", "write_file", "replace")
 }
 
-func (geminiCLI) shellTool(tool string) bool { return tool == "run_shell_command" }
-
 func (geminiCLI) afterAnswer(note string) []byte { return afterContext("AfterTool", note) }
-
-func (geminiCLI) program() string { return "gemini" }
 
 func (geminiCLI) userDir(getenv func(string) string) string {
 	if d := getenv("GEMINI_CLI_HOME"); d != "" {
 		return filepath.Join(d, ".gemini")
 	}
 	return filepath.Join(getenv("HOME"), ".gemini")
-}
-
-func (geminiCLI) loginFiles() []string {
-	return []string{"oauth_creds.json", "google_accounts.json", "installation_id"}
 }
 
 func (g geminiCLI) prepare(r *agentRun) error {

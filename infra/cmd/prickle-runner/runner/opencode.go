@@ -24,17 +24,13 @@ import (
 // allow's edited args replace the call's (the plugin mutates output.args),
 // and its note (an edit, a claim's word) is put before the tool's result.
 // File claims: see opencodeclaims.go.
-type opencodeCLI struct{}
+type opencodeCLI struct{ cliValues }
 
-func (opencodeCLI) name() string { return TemplateOpencode }
-
-func (opencodeCLI) edits() bool { return true }
-
-// hookTimeout is the plugin's own bound on the gate's process (opencode
-// awaits a plugin without one).
-func (opencodeCLI) hookTimeout() time.Duration { return 120 * time.Second }
-
-func (opencodeCLI) gateLimit() time.Duration { return 100 * time.Second }
+// opencodeTemplate's hook timeout is the plugin's own bound on the gate's
+// process (opencode awaits a plugin without one); its login file is where
+// `opencode auth login` keeps the user's sign-in.
+var opencodeTemplate = opencodeCLI{cliValues{cli: TemplateOpencode, exe: "opencode", edit: true, hook: 120 * time.Second, gate: 100 * time.Second,
+	logins: []string{"auth.json"}, shells: []string{opencodeShell}}}
 
 func (opencodeCLI) parse(b []byte) (gateCall, error) {
 	var h struct {
@@ -70,15 +66,11 @@ func (opencodeCLI) answer(a gateAnswer) []byte {
 	return b
 }
 
-func (opencodeCLI) program() string { return "opencode" }
-
 // userDir is the user's opencode data directory, where `opencode auth
 // login` keeps their sign-in (auth.json).
 func (opencodeCLI) userDir(getenv func(string) string) string {
 	return filepath.Join(xdgDir(getenv, "XDG_DATA_HOME", ".local", "share"), "opencode")
 }
-
-func (opencodeCLI) loginFiles() []string { return []string{"auth.json"} }
 
 // homeDir is where the user's sign-in files are linked: the task's own
 // opencode data directory.

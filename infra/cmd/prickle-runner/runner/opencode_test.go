@@ -22,7 +22,7 @@ const opencodeOut = `{"type":"step_start","timestamp":1,"sessionID":"ses_daf8c1a
 `
 
 func TestOpencodeUsage(t *testing.T) {
-	o := opencodeCLI{}
+	o := opencodeTemplate
 	u, ok := o.usage([]byte("INFO starting\n"+opencodeOut), &agentRun{model: "mock/mock-model"})
 	want := agentUsage{SessionID: "ses_daf8c1a2", Model: "mock/mock-model", Turns: 2, Tokens: tokens{102 + 90 + 30 + 5, 10 + 12 + 3}, CostUSD: 0.000456 + 0.0005}
 	if !ok || u != want {
@@ -72,7 +72,7 @@ func TestOpencodeRunConfig(t *testing.T) {
 	t.Setenv("OPENCODE_PERMISSION", `{"edit":"deny"}`)
 	t.Setenv("OPENCODE_CONFIG_DIR", "")
 	r := &agentRun{self: "/bin/prickle-runner", mcpURL: "http://p/mcp", runToken: "prk_r_x", cliHome: filepath.Join(dir, "task"), runDir: filepath.Join(dir, "run")}
-	if err := (opencodeCLI{}).prepare(r); err != nil {
+	if err := opencodeTemplate.prepare(r); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(r.runDir, "opencode.json")
@@ -133,7 +133,7 @@ func TestOpencodeRunConfig(t *testing.T) {
 	if entries, _ := os.ReadDir(userCfg); len(entries) != 1 {
 		t.Errorf("files written into the user's config dir: %v", entries)
 	}
-	if (opencodeCLI{}).userDir(os.Getenv) != filepath.Join(home, ".local", "share", "opencode") {
+	if opencodeTemplate.userDir(os.Getenv) != filepath.Join(home, ".local", "share", "opencode") {
 		t.Error("userDir")
 	}
 }
@@ -167,7 +167,7 @@ func TestOpencodeRunResumes(t *testing.T) {
 	}
 	t.Setenv("PRICKLE_SESSION_DIR", session)
 	for i, prompt := range []string{"first", "second"} {
-		o := opencodeCLI{}
+		o := opencodeTemplate
 		r := &agentRun{program: program, self: "/bin/prickle-runner", mcpURL: "http://prickle/mcp", runToken: "prk_r_secret", dir: dir,
 			cliHome: filepath.Join(session, "opencode-home"), userDir: o.userDir(os.Getenv)}
 		e := agentEnv{MCPURL: r.mcpURL, RunToken: r.runToken, RunID: "run_" + prompt, SessionDir: session, NewPrompt: "new " + prompt, ResumePrompt: "resume " + prompt}

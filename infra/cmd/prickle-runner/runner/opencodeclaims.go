@@ -55,8 +55,6 @@ func patchFiles(patch string) []string {
 	return out
 }
 
-func (opencodeCLI) shellTool(tool string) bool { return tool == opencodeShell }
-
 // afterAnswer is what the plugin reads after bash: {"note": …} ({} for none).
 func (opencodeCLI) afterAnswer(note string) []byte {
 	b, _ := json.Marshal(struct {

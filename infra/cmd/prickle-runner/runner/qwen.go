@@ -17,16 +17,13 @@ import (
 // an allow's updatedInput is ignored by qwen (an edit is told to the model,
 // see agentgate.go); qwen runs the call when a hook fails, answers badly or
 // outlives 60 s whatever its timeout says.
-type qwenCLI struct{}
+type qwenCLI struct{ cliValues }
 
-func (qwenCLI) name() string { return TemplateQwen }
-
-func (qwenCLI) edits() bool { return false }
-
-func (qwenCLI) hookTimeout() time.Duration { return 55 * time.Second }
-
-// gateLimit: qwen runs a call whose hook has not answered after 60 s.
-func (qwenCLI) gateLimit() time.Duration { return 50 * time.Second }
+// qwenTemplate's gate limit: qwen runs a call whose hook has not answered
+// after 60 s. Its login files, linked into the task's qwen home, are those
+// of the user's sign-in, so that the run signs in as they do.
+var qwenTemplate = qwenCLI{cliValues{cli: TemplateQwen, exe: "qwen", hook: 55 * time.Second, gate: 50 * time.Second,
+	logins: []string{"oauth_creds.json", "installation_id"}, shells: []string{"run_shell_command"}}}
 
 func (qwenCLI) parse(b []byte) (gateCall, error) {
 	var h struct {
@@ -72,28 +69,14 @@ func (qwenCLI) answer(a gateAnswer) []byte {
 // shell is run_shell_command, after which its PostToolUse hook (and
 // PostToolUseFailure: a command that fails may have written) claims.
 func (qwenCLI) editedFile(tool string, input json.RawMessage) string {
-	if tool != "write_file" && tool != "edit" {
-		return ""
-	}
-	return fileArg(input, "file_path")
+	return editedPath(tool, input, "file_path", "write_file", "edit")
 }
-
-func (qwenCLI) shellTool(tool string) bool { return tool == "run_shell_command" }
 
 func (qwenCLI) afterAnswer(note string) []byte { return afterContext("PostToolUse", note) }
 
-func (qwenCLI) program() string { return "qwen" }
-
 func (qwenCLI) userDir(getenv func(string) string) string {
-	if d := getenv("QWEN_HOME"); d != "" {
-		return d
-	}
-	return filepath.Join(getenv("HOME"), ".qwen")
+	return xdgDir(getenv, "QWEN_HOME", ".qwen")
 }
-
-// loginFiles are the user's qwen files of their sign-in, linked into the
-// task's qwen home so that the run signs in as they do.
-func (qwenCLI) loginFiles() []string { return []string{"oauth_creds.json", "installation_id"} }
 
 func (q qwenCLI) prepare(r *agentRun) error {
 	home := r.cliHome
