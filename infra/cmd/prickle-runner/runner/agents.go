@@ -8,8 +8,10 @@ import (
 )
 
 // agentOwnTools are Prickle's own tools a woken run calls without asking
-// (request_step only asks); each CLI names them its own way.
-var agentOwnTools = []string{"read_room", "get_task", "accept_task", "save_checkpoint", "return_result", "review_result", "update_pulse", "request_step"}
+// (request_step only asks; hand_off_task hands the next task on to a
+// teammate, whose own calls are asked of its owner; the destructive
+// decline_task and cancel_task are asked); each CLI names them its own way.
+var agentOwnTools = []string{"read_room", "get_task", "hand_off_task", "accept_task", "save_checkpoint", "return_result", "review_result", "update_pulse", "request_step"}
 
 func ownTools(prefix string, reading ...string) []string {
 	out := make([]string, 0, len(agentOwnTools)+len(reading))

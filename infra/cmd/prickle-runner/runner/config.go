@@ -36,9 +36,11 @@ const (
 )
 
 // DefaultAllowedTools are the tools a Claude Code run may call without asking:
-// Prickle's own (not request_step, which is the permission prompt itself) and reading.
+// Prickle's own that coordinate (handing the next task on to a teammate among
+// them; not request_step, which is the permission prompt itself, nor the
+// destructive decline_task and cancel_task) and reading.
 var DefaultAllowedTools = []string{
-	"mcp__prickle__read_room", "mcp__prickle__get_task", "mcp__prickle__accept_task",
+	"mcp__prickle__read_room", "mcp__prickle__get_task", "mcp__prickle__hand_off_task", "mcp__prickle__accept_task",
 	"mcp__prickle__save_checkpoint", "mcp__prickle__return_result", "mcp__prickle__review_result",
 	"mcp__prickle__update_pulse", "Read", "Grep", "Glob",
 }

@@ -133,3 +133,27 @@ func TestExampleConfigParses(t *testing.T) {
 		}
 	}
 }
+
+// A woken run hands the next task on to a teammate, returns its result and
+// reviews the results it asked for without asking its owner; declining or
+// cancelling a task is asked.
+func TestDefaultAllowListsCoordinate(t *testing.T) {
+	tests := []struct{ template, prefix string }{
+		{TemplateClaude, "mcp__prickle__"}, {TemplateQwen, "mcp__prickle__"}, {TemplateGemini, "mcp_prickle_"},
+		{TemplateCopilot, "prickle-"}, {TemplateOpencode, "prickle_"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.template, func(t *testing.T) {
+			c, err := ParseConfig([]byte("prickle_url: http://p\nprojects:\n  web: {dir: /w, template: " + tt.template + "}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			allowed := c.Projects["web"].AllowedTools
+			for tool, want := range map[string]bool{"hand_off_task": true, "return_result": true, "review_result": true, "decline_task": false, "cancel_task": false} {
+				if got := allowListed(tt.prefix+tool, allowed); got != want {
+					t.Errorf("%s%s allowed without asking: %v, want %v (allow-list %v)", tt.prefix, tool, got, want, allowed)
+				}
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 // The scripted model of a woken Codex run (codex.test.mjs, agents-chain.test.mjs), against the
 // Responses stand-in (responses.mjs).
 import { say, call, inputOf, textOf, callsOf } from './responses.mjs';
+import { routeOf, ranOutcome, notRunOutcome, handOffArgs, acceptArgs } from './relay.mjs';
 
 const NS = 'mcp__prickle';
 const pick = (a) => a[Math.floor(Math.random() * a.length)];
@@ -16,8 +17,11 @@ const WOKE = /Prickle woke you for task (\S+) \((\w+)\)/;
  * `append` of the MCP server "other", or, for "[no call]", nothing; if it ran, return_result. A resumed run
  * whose prompt quotes the call left waiting makes it again. After a refusal: a checkpoint quoting
  * the owner, and the end of the turn. Told its owner edited the call: the command it is told to run.
+ * A task whose packet names a relay route (relay.mjs) is handed on to the next agent once the call was
+ * decided (with the result returned when it ran: one after the other or both in one response); with
+ * relay, woken for a result it asked for (result_returned), it reads the task and accepts the result.
  */
-export function codexModel({ commandFor, patchFor, sideOf }) {
+export function codexModel({ commandFor, patchFor, sideOf, relay = false }) {
   return (req) => {
     const users = userMessages(req);
     const woke = users.map(({ item }) => WOKE.exec(textOf(item))).filter(Boolean);
@@ -29,6 +33,15 @@ export function codexModel({ commandFor, patchFor, sideOf }) {
     const did = (name) => turn.some((c) => c.name === name);
     const execs = turn.filter((c) => c.name === 'exec_command');
     const asks = (what) => callsOf(req).some((c) => c.name === 'get_task' && c.output.includes(what));
+    const route = routeOf(callsOf(req).find((c) => c.name === 'get_task')?.output);
+    /** A relay link's calls once its call was decided: the next link handed on, the result returned when it ran. */
+    const relayOn = (outcome, out) => {
+      const todo = [];
+      if (route?.length && !callsOf(req).some((c) => c.name === 'hand_off_task')) todo.push(call('hand_off_task', handOffArgs(route, outcome), NS));
+      if (out !== null && !did('return_result')) todo.push(result(out));
+      if (todo.length < 2) return todo;
+      return pick([todo, [todo[0]], [todo[1]]]);
+    };
     const patching = asks('Codex patch');
     // Worded afresh each time: with or without an escalation and its justification, another wait.
     const cmd = patching ? `apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: ${patchFor(taskId)}\n+patched once\n*** End Patch\nEOF\n` : commandFor(taskId);
@@ -39,7 +52,12 @@ export function codexModel({ commandFor, patchFor, sideOf }) {
       evidence: [{ kind: 'test_output', summary: 'The command ran', content: out.slice(0, 400) || 'ran' }] }, NS);
     const afterExec = () => {
       const out = (execs.length ? execs : turn.filter((c) => c.name === 'append')).at(-1).output;
-      if (!/exited with code 0|^Success|appended one line/m.test(out)) return [say('The command was not run; I end my turn here.')];
+      const ran = /exited with code 0|^Success|appended one line/m.test(out);
+      if (route) {
+        const next = relayOn(ran ? ranOutcome() : notRunOutcome(out), ran ? out : null);
+        if (next.length) return next;
+      }
+      if (!ran) return [say('The command was not run; I end my turn here.')];
       return did('return_result') ? [say('Returned the result.')] : [result(out)];
     };
     const edited = /so run this command instead: (.*)\n/.exec(prompt);
@@ -51,9 +69,14 @@ export function codexModel({ commandFor, patchFor, sideOf }) {
         return [call('save_checkpoint', { task_id: taskId, progress: `Not appended: ${prompt.split('answer: ')[1]?.split('\n')[0] || 'refused'}`,
           decisions: ['Stop without the command'], files_touched: [], next_steps: ['Wait for new instructions'], open_questions: [] }, NS)];
       }
-      return [say('My owner refused the command; I stop here without it.')];
+      const next = route ? relayOn(notRunOutcome(prompt), null) : [];
+      return next.length ? next : [say('My owner refused the command; I stop here without it.')];
     }
     const [, , reason] = WOKE.exec(prompt) || [];
+    if (relay && reason === 'result_returned') {
+      if (!did('get_task')) return [call('get_task', { task_id: taskId }, NS)];
+      return did('review_result') ? [say(pick(['Accepted the result.', 'The result is accepted.']))] : [call('review_result', acceptArgs(taskId), NS)];
+    }
     if (reason === 'task_routed') {
       if (!did('get_task')) {
         return [call('get_task', { task_id: taskId }, NS),

@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { eventually, E2E_DIR, REPO_ROOT } from '../lib/env.mjs';
 import { toolResultsOf, resultText } from '../claude/standin.mjs';
+import { routeOf, ranOutcome, notRunOutcome, handOffArgs, acceptArgs } from './relay.mjs';
 
 export const CLAUDE = resolve(E2E_DIR, 'node_modules', '.bin', 'claude');
 export const CHROMIUM = process.env.PRICKLE_CHROMIUM || '/usr/bin/chromium';
@@ -139,9 +140,12 @@ const lastUserText = (req) => {
  * a resumed conversation tells it to. The task's title picks a variant: "[parallel]" makes the call
  * beside a Read in one message; "[no approval]" returns a result without the call; "[stall]" stalls
  * its first answer after the checkpoint until `release()` (a run to stop mid-way). commandFor(taskId,
- * task) is the call's command; task is get_task's answer.
+ * task) is the call's command; task is get_task's answer. A task whose packet names a relay route
+ * (relay.mjs) is handed on to the next agent once the call was decided, with the result returned when it
+ * ran (one after the other, or both in one message); with relay, woken for a result it asked for
+ * (result_returned), it reads the task and accepts the result, and makes no other call.
  */
-export function wokenModel(commandFor) {
+export function wokenModel(commandFor, { relay = false } = {}) {
   let seq = 0;
   let release;
   let released = new Promise((done) => { release = done; });
@@ -158,12 +162,17 @@ export function wokenModel(commandFor) {
     if (!m) return [{ type: 'text', text: 'No task in the prompt.' }];
     const [, taskId, reason] = m;
     current = taskId;
-    if (reason === 'result_returned') return [{ type: 'text', text: 'Nothing to review here.' }];
     const uses = toolUsesOf(req);
     const results = toolResultsById(req);
     const used = (name) => uses.some((u) => u.name === `mcp__prickle__${name}`);
     const got = uses.find((u) => u.name === 'mcp__prickle__get_task');
+    if (reason === 'result_returned') {
+      if (!relay) return [{ type: 'text', text: 'Nothing to review here.' }];
+      if (!got) return [toolUse('mcp__prickle__get_task', { task_id: taskId })];
+      return used('review_result') ? [{ type: 'text', text: 'Accepted the result.' }] : [toolUse('mcp__prickle__review_result', acceptArgs(taskId))];
+    }
     const title = got && results.get(got.id) ? resultText(results.get(got.id)) : '';
+    const route = routeOf(title);
     const resumed = /Prickle woke you again/.test(lastUserText(req));
     if (!got) {
       return [toolUse('mcp__prickle__get_task', { task_id: taskId }), toolUse('mcp__prickle__read_room', { project: 'website-v2' })];
@@ -173,9 +182,17 @@ export function wokenModel(commandFor) {
       return [toolUse('mcp__prickle__save_checkpoint', { task_id: taskId, progress: 'Read the task; about to make the call.', decisions: [],
         files_touched: [], next_steps: ['Make the call.'], open_questions: [] })];
     }
-    if (used('return_result')) return [{ type: 'text', text: 'Result returned; done.' }];
+    if (used('return_result') && !route) return [{ type: 'text', text: 'Result returned; done.' }];
     const result = (summary, content) => [toolUse('mcp__prickle__return_result', { task_id: taskId, summary,
       evidence: [{ kind: 'test_output', summary: 'What the run saw', content }] })];
+    /** A relay link once its call was decided: the next link handed on, the result returned when it ran. */
+    const relayOn = (outcome, ran) => {
+      const todo = [];
+      if (route.length && !used('hand_off_task')) todo.push(() => toolUse('mcp__prickle__hand_off_task', handOffArgs(route, outcome)));
+      if (ran !== null && !used('return_result')) todo.push(() => result('Appended the line once.', ran)[0]);
+      if (!todo.length) return [{ type: 'text', text: 'My link of the relay is done.' }];
+      return todo.length === 2 && Math.random() < 0.5 ? todo.map((f) => f()) : [todo[Math.floor(Math.random() * todo.length)]()];
+    };
     if (title.includes('[stall]') && !resumed) {
       await released; // the run is stopped meanwhile
       return [{ type: 'text', text: 'Still thinking.' }];
@@ -188,10 +205,11 @@ export function wokenModel(commandFor) {
     };
     if (bash.length === 0) return call();
     const last = results.get(bash.at(-1).id);
-    if (last && !last.is_error) return result('Appended the line once.', resultText(last) || 'ran');
+    if (last && !last.is_error) return route ? relayOn(ranOutcome(), resultText(last) || 'ran') : result('Appended the line once.', resultText(last) || 'ran');
     const said = last ? resultText(last) : '';
     if (/still waiting/.test(said) && !resumed) return [{ type: 'text', text: 'Waiting for my owner; ending my turn.' }];
     if (/still waiting/.test(said) || !last) return call();
+    if (route) return relayOn(notRunOutcome(said), null);
     return [{ type: 'text', text: `My owner refused; finishing without it: ${said}` }];
   };
   turn.release = () => { release(); released = new Promise((done) => { release = done; }); };

@@ -14,6 +14,7 @@ import { connectSdk } from '../lib/sdk.mjs';
 import { startChatModels } from './chatmodels.mjs';
 import { startResponses } from './responses.mjs';
 import { codexModel } from './codexmodel.mjs';
+import { routeOf, ranOutcome, notRunOutcome, handOffArgs, acceptArgs } from './relay.mjs';
 import { CLIS } from './agents.mjs';
 import { CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, keepRunnerLogs } from './harness.mjs';
 
@@ -51,7 +52,9 @@ export async function storyPrereqs() {
  * edited call; once the call ran it returns the task's result when `plan(taskId).result`; when the call
  * was not made it says so and ends its turn, and makes it again only when a resumed run's prompt comes
  * after a "still waiting" or quotes the call it asked (its run ended before the answer came). `plan(taskId)` is what the test registered for the task: {result} returns
- * the result once the call ran, {shell: false} makes no call at all.
+ * the result once the call ran, {shell: false} makes no call at all, {relay: true} is a link of a relay
+ * (relay.mjs): it reads the task before its call, then hands the next link on (and returns its result
+ * when the call ran, in either order), and woken for a result it asked for, it reads the task and accepts it.
  */
 export function storyModel(sideOf, plan = () => ({})) {
   return async (conv) => {
@@ -66,11 +69,6 @@ export function storyModel(sideOf, plan = () => ({})) {
     const results = conv.messages.flatMap((m) => m.results.filter((r) => (r.name ? r.name === shell : ids.has(r.id))));
     const allResults = conv.messages.flatMap((m) => m.results);
     const resultOf = (c) => allResults.find((r) => r.id === c.id || r.name === c.name);
-    const call = (command = `echo ran >> ${sideOf(taskId)}`) => {
-      const shellCall = { name: shell, args: Math.random() < 0.5 ? { command, description: pick(DESCRIPTIONS) } : { description: pick(DESCRIPTIONS), command } };
-      const read = cli?.read && calls.length === 0 && Math.random() < 0.5 ? [{ name: cli.read.name, args: cli.read.args('/etc/hostname') }] : [];
-      return { calls: [...read, shellCall] };
-    };
     /** Prickle's tool as the CLI names it, or through qwen's tool_call bridge. */
     const prickle = (tool, args) => {
       const own = conv.tools.find((t) => new RegExp(`prickle.${tool}$`).test(t));
@@ -79,6 +77,28 @@ export function storyModel(sideOf, plan = () => ({})) {
       return { text: `No ${tool} among ${conv.tools.join(', ')}` };
     };
     const made = (tool) => conv.messages.flatMap((m) => m.calls.filter((c) => c.name.endsWith(tool) || (c.args?.name || '').endsWith(tool)));
+    // A relay's requester, woken for the result it asked for: reads the task, accepts the result, no other call.
+    if (woke[2] === 'result_returned' && (await plan(taskId))?.relay) {
+      if (!made('get_task').length) return prickle('get_task', { task_id: taskId });
+      if (!made('review_result').length) return prickle('review_result', acceptArgs(taskId));
+      return { text: pick(['Accepted the result.', 'The result is accepted; nothing else to do.']) };
+    }
+    /** A relay link once its call was decided: the next link handed on, the result returned when it ran (either first). */
+    const relay = (outcome, ran) => {
+      const route = routeOf(resultOf(made('get_task').at(-1) || {})?.text);
+      const todo = [];
+      if (route?.length && !made('hand_off_task').length) todo.push(() => prickle('hand_off_task', handOffArgs(route, outcome)));
+      if (ran && !made('return_result').length) {
+        todo.push(() => prickle('return_result', { task_id: taskId, summary: pick(['Appended the line once.', 'The side file has its line.']),
+          evidence: [{ kind: 'test_output', summary: 'The shell call ran', content: ran.slice(0, 300) || 'ran' }] }));
+      }
+      return todo.length ? pick(todo)() : { text: pick(['Done with my link of the relay.', 'My link is done and handed on.']) };
+    };
+    const call = (command = `echo ran >> ${sideOf(taskId)}`) => {
+      const shellCall = { name: shell, args: Math.random() < 0.5 ? { command, description: pick(DESCRIPTIONS) } : { description: pick(DESCRIPTIONS), command } };
+      const read = cli?.read && calls.length === 0 && Math.random() < 0.5 ? [{ name: cli.read.name, args: cli.read.args('/etc/hostname') }] : [];
+      return { calls: [...read, shellCall] };
+    };
     // Qwen Code's bridge refuses an MCP tool its discovery has not registered yet: tried again.
     const accepts = made('accept_task');
     const accepted = accepts.some((c) => !/not registered|could not be loaded/.test(resultOf(c)?.text || ''));
@@ -86,7 +106,11 @@ export function storyModel(sideOf, plan = () => ({})) {
       if (accepts.length) await sleep(2000);
       return prickle('accept_task', { task_id: taskId, note: pick(['On it.', 'Taking this one.']) });
     }
-    if (calls.length === 0) return (await plan(taskId))?.shell === false ? { text: pick(['Nothing to run for this task.', 'No call needed here; done.']) } : call();
+    if (calls.length === 0) {
+      const p = await plan(taskId);
+      if (p?.relay && !made('get_task').length) return prickle('get_task', { task_id: taskId });
+      return p?.shell === false ? { text: pick(['Nothing to run for this task.', 'No call needed here; done.']) } : call();
+    }
     const lastUser = conv.messages.map((m, i) => ({ m, i })).filter(({ m }) => m.role === 'user').at(-1);
     const lastResult = conv.messages.findLastIndex((m) => m.results.length);
     // Woken again and told the call it asked about (its run ended before the answer came): made again.
@@ -96,6 +120,7 @@ export function storyModel(sideOf, plan = () => ({})) {
     const edited = EDITED.exec(last);
     if (edited) return call(JSON.parse(`"${edited[1].replace(/"/g, '\\"')}"`));
     if (!NOT_RUN.test(last)) {
+      if ((await plan(taskId))?.relay) return relay(ranOutcome(), last || 'ran');
       const returned = made('return_result');
       const want = (await plan(taskId))?.result;
       if (want && (returned.length === 0 || (/not registered|could not be loaded/.test(resultOf(returned.at(-1))?.text || '') && returned.length < 6))) {
@@ -106,15 +131,17 @@ export function storyModel(sideOf, plan = () => ({})) {
       return { text: pick(['Done: the line is appended.', 'The line is in the side file; done.']) };
     }
     if (toldAsked || (/still waiting/i.test(last) && lastUser && lastUser.i > lastResult && /woke you again/.test(lastUser.m.text))) return call();
+    if (!/still waiting/i.test(last) && (await plan(taskId))?.relay) return relay(notRunOutcome(last), null);
     return { text: `The call was not made: ${last}` };
   };
 }
 
 /**
  * The shared state of one story file: its directory, the runner binary, the stand-in model, Chromium,
- * bob's SDK client, and a way to start a pull-mode runner of a fresh agent with a template.
+ * bob's SDK client, and a way to start a pull-mode runner of a fresh agent with a template. With relay,
+ * every task of the file is a link of a relay (relay.mjs): the models need no plan registered for it.
  */
-export function story(label, { usage } = {}) {
+export function story(label, { usage, relay = false } = {}) {
   const s = {
     dir: null, bin: null, model: null, browser: null, bob: null, base: null, stack: null,
     runners: [], agents: [], plans: new Map(),
@@ -127,11 +154,12 @@ export function story(label, { usage } = {}) {
     mkdirSync(join(s.dir, 'work'));
     s.bin = runnerBinary(s.dir);
     s.model = await startChatModels(storyModel(s.sideOf, async (taskId) => {
+      if (relay) return { relay: true };
       await eventually(() => s.plans.has(taskId), { timeoutMs: 10000, intervalMs: 100 });
       return s.plans.get(taskId);
     }), { usage });
     // Codex's stand-in (the Responses API) and its home, whose config points Codex at it.
-    s.responses = await startResponses(codexModel({ commandFor: (t) => `echo ran >> ${s.sideOf(t)}`, patchFor: (t) => join(s.dir, 'work', `notes-${t}.txt`), sideOf: s.sideOf }));
+    s.responses = await startResponses(codexModel({ commandFor: (t) => `echo ran >> ${s.sideOf(t)}`, patchFor: (t) => join(s.dir, 'work', `notes-${t}.txt`), sideOf: s.sideOf, relay }));
     s.codexHome = join(s.dir, 'codex-home');
     mkdirSync(s.codexHome);
     writeFileSync(join(s.codexHome, 'config.toml'), `model_provider = "mock"\nmodel = "gpt-5-standin"\n\n[model_providers.mock]\nname = "Responses stand-in"\n` +
