@@ -64,16 +64,7 @@ const boardPages = 5
 
 // board is GET /p/{project}/tasks?agent=&type=.
 func (h *Handler) board(w http.ResponseWriter, r *http.Request) {
-	me, p, agents, ok := h.projectPage(w, r)
-	if !ok {
-		return
-	}
-	v, err := h.boardViewOf(r, me, p, agents)
-	if err != nil {
-		h.failed(w, r, err)
-		return
-	}
-	h.render(w, r, http.StatusOK, "board.html", v)
+	projectView(h, w, r, "board.html", h.boardViewOf)
 }
 
 func (h *Handler) boardViewOf(r *http.Request, me session.Session, p team.Project, agents []team.Agent) (*boardView, error) {

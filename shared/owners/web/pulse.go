@@ -116,18 +116,24 @@ func (h *Handler) projectPage(w http.ResponseWriter, r *http.Request) (session.S
 	return me, p, agents, true
 }
 
-// teamPulse is GET /p/{project}.
-func (h *Handler) teamPulse(w http.ResponseWriter, r *http.Request) {
+// projectView serves a GET page of /p/{project}: projectPage's checks, then
+// the view build makes, rendered with the template name.
+func projectView[V any](h *Handler, w http.ResponseWriter, r *http.Request, name string, build func(*http.Request, session.Session, team.Project, []team.Agent) (V, error)) {
 	me, p, agents, ok := h.projectPage(w, r)
 	if !ok {
 		return
 	}
-	v, err := h.pulseOf(r, me, p, agents)
+	v, err := build(r, me, p, agents)
 	if err != nil {
 		h.failed(w, r, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "pulse.html", v)
+	h.render(w, r, http.StatusOK, name, v)
+}
+
+// teamPulse is GET /p/{project}.
+func (h *Handler) teamPulse(w http.ResponseWriter, r *http.Request) {
+	projectView(h, w, r, "pulse.html", h.pulseOf)
 }
 
 // pulseFragment is GET /p/{project}/pulse: the Team Pulse list alone, which
