@@ -47,6 +47,7 @@ func TestReceiver(t *testing.T) {
 		{"not a payload", signed("POST", "/dev/wake/bo/codex", `{"hello":1}`, now, secret), false, 400},
 		{"delivery fails", signed("POST", "/dev/wake/bo/codex", body, now, secret), true, 500},
 		{"no agent", signed("POST", "/dev/wake/", body, now, secret), false, 404},
+		{"too big", signed("POST", "/dev/wake/bo/codex", strings.Repeat("x", 65<<10), now, secret), false, 413},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,6 +56,12 @@ func TestReceiver(t *testing.T) {
 			rv.ServeHTTP(w, tt.req)
 			if w.Code != tt.code {
 				t.Errorf("status %d (%s), want %d", w.Code, w.Body.String(), tt.code)
+			}
+			if w.Code == http.StatusMethodNotAllowed && (w.Header().Get("Allow") != "POST" || w.Body.String() != "wake requests are POSTed\n") {
+				t.Errorf("405 answered Allow %q, %q", w.Header().Get("Allow"), w.Body.String())
+			}
+			if w.Code == http.StatusRequestEntityTooLarge && w.Body.String() != "body too large or unreadable\n" {
+				t.Errorf("413 answered %q", w.Body.String())
 			}
 		})
 	}

@@ -31,14 +31,8 @@ type WebhookHandler struct {
 // run again), 503 while the runner stops (Prickle retries), 401 for a bad or stale signature, 400 for a body that is not
 // a wake payload, 405 for other methods, 413 for a body over 16 KiB.
 func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "wake-ups are POSTed", http.StatusMethodNotAllowed)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
-	if err != nil {
-		http.Error(w, "body too large or unreadable", http.StatusRequestEntityTooLarge)
+	body, ok := wakeup.ReadPost(w, r, maxWebhookBody, "wake-ups are POSTed")
+	if !ok {
 		return
 	}
 	now := time.Now
@@ -61,6 +55,7 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var hold Hold
 	if h.Journal != nil {
+		var err error
 		if hold, err = h.Journal.Hold(p); err != nil {
 			h.Log.Warn("wake-up not journaled: a stop before its run ends loses it", "task", p.TaskID, "run", p.RunID, "error", err.Error())
 		}

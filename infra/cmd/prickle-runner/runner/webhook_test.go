@@ -75,6 +75,12 @@ func TestWebhookHandler(t *testing.T) {
 			if w.Code != tt.code {
 				t.Errorf("status %d (%s), want %d", w.Code, w.Body.String(), tt.code)
 			}
+			if w.Code == http.StatusMethodNotAllowed && (w.Header().Get("Allow") != "POST" || w.Body.String() != "wake-ups are POSTed\n") {
+				t.Errorf("405 answered Allow %q, %q", w.Header().Get("Allow"), w.Body.String())
+			}
+			if w.Code == http.StatusRequestEntityTooLarge && w.Body.String() != "body too large or unreadable\n" {
+				t.Errorf("413 answered %q", w.Body.String())
+			}
 		})
 	}
 	if len(o.got) != 1 || o.got[0].RunID != "run_1" || o.got[0].RunToken != "prk_r_x" {
