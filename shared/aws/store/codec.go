@@ -46,6 +46,12 @@ func sortableTime(t time.Time) string {
 	return t.UTC().Format(sortableLayout)
 }
 
+// sortableParsed reads back what sortableTime wrote; a malformed string is the zero time.
+func sortableParsed(s string) time.Time {
+	t, _ := time.Parse(sortableLayout, s)
+	return t
+}
+
 // utcPtr keeps optional times in UTC like the others.
 func utcPtr(t *time.Time) *time.Time {
 	if t == nil {

@@ -59,8 +59,7 @@ func (s *Store) OAuthClient(ctx context.Context, id string) (oauthstate.Client, 
 	if err := s.getOAuth(ctx, "CLIENT#"+id, oauthClientSK, &r); err != nil {
 		return oauthstate.Client{}, fmt.Errorf("OAuth client: %w", err)
 	}
-	at, _ := time.Parse(sortableLayout, r.CreatedAt)
-	return oauthstate.Client{ID: r.ID, Name: r.Name, RedirectURIs: r.RedirectURIs, Registration: r.Registration, CreatedAt: at}, nil
+	return oauthstate.Client{ID: r.ID, Name: r.Name, RedirectURIs: r.RedirectURIs, Registration: r.Registration, CreatedAt: sortableParsed(r.CreatedAt)}, nil
 }
 
 func (s *Store) getOAuth(ctx context.Context, pk, sk string, out any) error {
@@ -211,8 +210,7 @@ type oauthGrantRecord struct {
 }
 
 func (r oauthGrantRecord) grant() oauthstate.Connection {
-	at, _ := time.Parse(sortableLayout, r.CreatedAt)
-	return oauthstate.Connection{ID: r.ID, Owner: r.Owner, Agent: r.Agent, Client: r.Client, ClientName: r.ClientName, CreatedAt: at, Revoked: r.Revoked}
+	return oauthstate.Connection{ID: r.ID, Owner: r.Owner, Agent: r.Agent, Client: r.Client, ClientName: r.ClientName, CreatedAt: sortableParsed(r.CreatedAt), Revoked: r.Revoked}
 }
 
 // PutOAuthConnection records a consent; a grant stored already (the same request) is ErrConflict.

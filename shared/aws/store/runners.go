@@ -32,8 +32,7 @@ type joinedRunnerRecord struct {
 }
 
 func (r joinedRunnerRecord) runner() oauthstate.JoinedRunner {
-	at, _ := time.Parse(sortableLayout, r.CreatedAt)
-	return oauthstate.JoinedRunner{ID: r.ID, Owner: r.Owner, Agent: r.Agent, Name: r.Name, TokenHash: r.TokenHash, CreatedAt: at, Revoked: r.Revoked}
+	return oauthstate.JoinedRunner{ID: r.ID, Owner: r.Owner, Agent: r.Agent, Name: r.Name, TokenHash: r.TokenHash, CreatedAt: sortableParsed(r.CreatedAt), Revoked: r.Revoked}
 }
 
 // PutJoinedRunner records a joined runner; an id stored already is ErrConflict.

@@ -86,7 +86,7 @@ func (r taskRecord) task() task.Task {
 	if r.CreatedAt != nil {
 		t.CreatedAt = *r.CreatedAt
 	} else if at, _, ok := strings.Cut(r.CreatedKey, "#"); ok {
-		t.CreatedAt, _ = time.Parse(sortableLayout, at)
+		t.CreatedAt = sortableParsed(at)
 	}
 	return t
 }

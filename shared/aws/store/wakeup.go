@@ -41,8 +41,7 @@ type wakeupRecord struct {
 }
 
 func (r wakeupRecord) pending() wakeup.Pending {
-	at, _ := time.Parse(sortableLayout, r.CreatedAt)
-	return wakeup.Pending{ID: r.ID, Agent: r.Agent, TaskID: r.TaskID, Reason: r.Reason, ResumesRun: r.ResumesRun, EventID: r.EventID, CreatedAt: at}
+	return wakeup.Pending{ID: r.ID, Agent: r.Agent, TaskID: r.TaskID, Reason: r.Reason, ResumesRun: r.ResumesRun, EventID: r.EventID, CreatedAt: sortableParsed(r.CreatedAt)}
 }
 
 func (s *Store) wakeupKey(agent, id string) map[string]types.AttributeValue {
