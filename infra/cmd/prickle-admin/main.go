@@ -154,6 +154,7 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 		}
 		return nil
 	}
+	// Each case checks its own flags and makes its own call; the shared part is need.
 	switch command {
 	case "create-project":
 		if err := need(map[string]string{"slug": *slug}); err != nil {

@@ -111,6 +111,7 @@ func (s *Store) Finish(ctx context.Context, target, eventID, holder string) erro
 
 // Release deletes holder's unfinished claim so the next delivery runs the
 // handler again; a claim that is done or held by another is left alone.
+// (Alike Finish in shape only: Finish updates the claim, Release deletes it, each on its own condition.)
 func (s *Store) Release(ctx context.Context, target, eventID, holder string) error {
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(s.tables.Directory),

@@ -145,6 +145,7 @@ func (s *Store) ClaimWakeup(ctx context.Context, agent, id, claimHash string, no
 }
 
 // SetWakeupRun records the run a claim started, if that claim is still the latest.
+// (Alike ClaimWakeup's update in shape only: a failed condition here is a stale claim, there another claim's win.)
 func (s *Store) SetWakeupRun(ctx context.Context, agent, id, claimHash string, run wakeup.RunRef) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(s.tables.Wakeups),

@@ -102,6 +102,7 @@ func (s *Store) DeleteWakeHook(ctx context.Context, agent string) error {
 }
 
 // WakeHook reads an agent's hook; an agent without one is team.ErrNotFound.
+// (Alike the directory's getters on purpose: getDirectoryItem is their shared part; each maps its own record.)
 func (s *Store) WakeHook(ctx context.Context, agent string) (wakeup.Hook, error) {
 	var r wakeHookRecord
 	if err := s.getDirectoryItem(ctx, agentPK(agent), wakeHookSK, "wake hook of "+agent, &r); err != nil {

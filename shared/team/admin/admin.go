@@ -87,6 +87,7 @@ func notSlackUser(id string) error {
 // SetSlackUser records an existing owner's Slack member id, keeping the rest
 // of the record: only that member decides with the Slack buttons, and gets
 // sign-in links as a direct message.
+// (Alike SetFileGuard's read-modify-write on purpose: a generic one for two record types would be longer than both.)
 func (a *Admin) SetSlackUser(ctx context.Context, owner, id string) error {
 	if !team.ValidSlackUserID(id) {
 		return fmt.Errorf("set Slack member id of %s: %w", owner, notSlackUser(id))

@@ -93,6 +93,7 @@ func unsetEnv(command string, getenv func(string) string, names ...string) error
 // one run of a task and answers Codex's approval requests with the owner's
 // decisions (request_step). ctx ends on SIGTERM; wake gets SIGUSR1 (ask the
 // owner's decision again now). It returns the process's exit status.
+// (Its startup is alike AgentRunMain's in shape only: each reads its own flags and environment.)
 func CodexMain(ctx context.Context, args []string, wake <-chan os.Signal, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewJSONHandler(stdout, nil))
 	opt, err := ParseCodexArgs(args)

@@ -32,6 +32,7 @@ type opencodeCLI struct{ cliValues }
 var opencodeTemplate = opencodeCLI{cliValues{cli: TemplateOpencode, exe: "opencode", edit: true, hook: 120 * time.Second, gate: 100 * time.Second,
 	logins: []string{"auth.json"}, shells: []string{opencodeShell}}}
 
+// parse is alike copilot's, gemini's and qwen's in shape only: each CLI's hook input is its own JSON.
 func (opencodeCLI) parse(b []byte) (gateCall, error) {
 	var h struct {
 		Tool   string          `json:"tool"`
