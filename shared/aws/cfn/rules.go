@@ -22,11 +22,10 @@ type Rule struct {
 // pattern names no detail-type, or uses a matcher other than plain strings,
 // is an error rather than a rule that silently matches nothing.
 func (t *Template) EventRules(given map[string]string) ([]Rule, error) {
-	params, err := t.parameters(given)
+	r, err := t.resolver(given)
 	if err != nil {
 		return nil, err
 	}
-	r := resolver{params: params}
 	var rules []Rule
 	err = t.functionEvents("EventBridgeRule", func(function, name string, props *yaml.Node) error {
 		pattern, err := r.resolve(mappingValue(props, "Pattern"))

@@ -92,11 +92,10 @@ type throughput struct {
 // Tables returns every AWS::DynamoDB::Table of the template, in template
 // order, with parameters resolved (params over the template's defaults).
 func (t *Template) Tables(params map[string]string) ([]TableSpec, error) {
-	values, err := t.parameters(params)
+	r, err := t.resolver(params)
 	if err != nil {
 		return nil, err
 	}
-	r := resolver{params: values}
 	var specs []TableSpec
 	for _, res := range t.resources {
 		if res.typ != tableType {

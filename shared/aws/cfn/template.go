@@ -94,9 +94,9 @@ func mappingValue(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// parameters merges the caller's values over the template's defaults,
-// refusing names the template does not declare so typos do not pass silently.
-func (t *Template) parameters(given map[string]string) (map[string]string, error) {
+// resolver resolves with the caller's values merged over the template's
+// defaults, refusing names the template does not declare so typos do not pass silently.
+func (t *Template) resolver(given map[string]string) (resolver, error) {
 	out := make(map[string]string, len(t.defaults))
 	for k, v := range t.defaults {
 		out[k] = v
@@ -111,9 +111,9 @@ func (t *Template) parameters(given map[string]string) (map[string]string, error
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("parameters %s are not declared in the template", strings.Join(unknown, ", "))
+		return resolver{}, fmt.Errorf("parameters %s are not declared in the template", strings.Join(unknown, ", "))
 	}
-	return out, nil
+	return resolver{params: out}, nil
 }
 
 // resolver replaces the intrinsic functions a table's properties may use

@@ -57,9 +57,22 @@ func TestTableNamesFollowStage(t *testing.T) {
 }
 
 func TestUndeclaredParameterIsRefused(t *testing.T) {
-	_, err := loadRealTemplate(t).Tables(map[string]string{"Stag": "x"})
-	if err == nil || !strings.Contains(err.Error(), "Stag") {
-		t.Fatalf("err = %v, want one naming Stag", err)
+	tpl := loadRealTemplate(t)
+	given := map[string]string{"Stag": "x", "Stage": "dev", "Bucket": "y"}
+	const want = "parameters Bucket, Stag are not declared in the template"
+	tests := []struct {
+		name string
+		read func() error
+	}{
+		{"tables", func() error { _, err := tpl.Tables(given); return err }},
+		{"event rules", func() error { _, err := tpl.EventRules(given); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.read(); err == nil || err.Error() != want {
+				t.Fatalf("err = %v, want %q", err, want)
+			}
+		})
 	}
 }
 
