@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -142,18 +143,7 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 		return nil, err
 	}
 	adm := admin.New(st)
-	need := func(flags map[string]string) error {
-		var missing []string
-		for f, v := range flags {
-			if v == "" {
-				missing = append(missing, "--"+f)
-			}
-		}
-		if len(missing) > 0 {
-			return fmt.Errorf("%s needs %s", command, strings.Join(missing, ", "))
-		}
-		return nil
-	}
+	need := func(flags map[string]string) error { return needFlags(command, flags) }
 	// Each case checks its own flags and makes its own call; the shared part is need.
 	switch command {
 	case "create-project":
@@ -339,4 +329,20 @@ func split(s string) []string {
 		}
 	}
 	return out
+}
+
+// needFlags says which of a command's flags are empty, in one order
+// whatever the map's: "create-agent needs --id, --projects".
+func needFlags(command string, flags map[string]string) error {
+	var missing []string
+	for f, v := range flags {
+		if v == "" {
+			missing = append(missing, "--"+f)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	return fmt.Errorf("%s needs %s", command, strings.Join(missing, ", "))
 }
