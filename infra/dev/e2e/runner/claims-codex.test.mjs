@@ -16,7 +16,6 @@
 //     (the model holds its next reply until the test has seen the claim).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,6 +24,7 @@ import { connectSdk } from '../lib/sdk.mjs';
 import { startResponses, say, call, inputOf, textOf, callsOf } from './responses.mjs';
 import { userMessages } from './codexmodel.mjs';
 import { RUN_WAIT_MS, runnerBinary, startRunner, keepRunnerLogs } from './harness.mjs';
+import { workRepo, heldTurns, callTool } from './claimskit.mjs';
 
 const CODEX = resolve(E2E_DIR, 'node_modules', '.bin', 'codex');
 const NS = 'mcp__prickle';
@@ -64,15 +64,7 @@ function patchCall(clone, body) {
  * ends its turn; any later run (step_decided) finds nothing to do.
  */
 function claimsModel(clone) {
-  const gates = new Map();
-  const gate = (taskId) => {
-    if (!gates.has(taskId)) {
-      let open;
-      const p = new Promise((done) => { open = done; });
-      gates.set(taskId, { p, open });
-    }
-    return gates.get(taskId);
-  };
+  const { held, release } = heldTurns();
   const turn = async (req) => {
     const users = userMessages(req);
     const woke = users.map(({ item }) => WOKE.exec(textOf(item))).find(Boolean);
@@ -115,11 +107,11 @@ function claimsModel(clone) {
         ...pick([{}, { sandbox_permissions: 'require_escalated', justification: pick(['Write the module with the shell.', 'Create the file the task asks for.']) }]) })];
     }
     if (!shells.at(-1).answered) return [say('Waiting for the command.')];
-    await gate(taskId).p; // the run goes on until the test has seen the claim
+    await held(taskId); // the run goes on until the test has seen the claim
     const said = (c) => (c?.output || '').replace(/\s+/g, ' ').slice(0, 200);
     return [say(`held patch answered: ${said(patches(HELD)[0])}; free patch answered: ${said(patches(FREE)[0])}; shell answered: ${said(shells.at(-1))}`)];
   };
-  turn.release = (taskId) => gate(taskId).open();
+  turn.release = release;
   return turn;
 }
 
@@ -137,13 +129,7 @@ describe('prickle-runner, codex template: its patch of a teammate\'s file is sto
     const handedOff = [];
     const saved = {};
     const clone = () => join(dir, 'builder');
-    const callTool = async (client, name, args) => {
-      const r = await client.callTool({ name, arguments: args });
-      assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
-      return r.structuredContent;
-    };
     const pulseOf = async (agent) => (await callTool(requester.client, 'read_room', { project: PROJECT, limit: 1 })).pulse.find((p) => p.agent_id === agent);
-    const git = (cwd, ...args) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', ...args], { cwd, stdio: 'pipe' });
     const pending = async (taskId, tool, has) => {
       const s = await eventually(() => admin(['steps', '--task', taskId]).find((x) => x.tool_name === tool && x.status === 'pending' && JSON.stringify(x.input).includes(has)),
         { timeoutMs: RUN_WAIT_MS, intervalMs: 500 });
@@ -155,14 +141,7 @@ describe('prickle-runner, codex template: its patch of a teammate\'s file is sto
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'prickle-e2e-claims-codex-'));
-      const origin = join(dir, 'origin');
-      mkdirSync(join(origin, 'src'), { recursive: true });
-      git(dir, 'init', '-q', '-b', 'main', origin);
-      writeFileSync(join(origin, HELD), HELLO);
-      git(origin, 'add', '.');
-      git(origin, 'commit', '-q', '-m', 'hello');
-      git(dir, 'clone', '-q', origin, clone());
-      git(clone(), 'checkout', '-q', '-b', 'feature/builder');
+      workRepo(dir, [HELD], HELLO, [{ path: clone(), branch: 'feature/builder' }]);
       runnerBin = runnerBinary(dir);
       script = claimsModel(clone());
       model = await startResponses(script);

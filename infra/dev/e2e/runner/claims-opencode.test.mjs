@@ -11,7 +11,6 @@
 //     run ends (the model holds its last turn until the test has seen it).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -19,6 +18,7 @@ import { loadStack, skipUnlessStack, eventually, admin, uniq, IN_CI, PROJECT, E2
 import { connectSdk } from '../lib/sdk.mjs';
 import { startChatModels } from './chatmodels.mjs';
 import { RUN_WAIT_MS, runnerBinary, startRunner, keepRunnerLogs } from './harness.mjs';
+import { workRepo, heldTurns, callTool } from './claimskit.mjs';
 
 const OPENCODE = resolve(E2E_DIR, 'node_modules', 'opencode-linux-x64-baseline', 'bin', 'opencode');
 const WOKE = /Prickle woke you (?:again )?for task (\S+) \((\w+)\)/;
@@ -49,15 +49,7 @@ if (!skipReason && !existsSync(OPENCODE)) {
  * call is answered it holds its last turn until `release(taskId)`, then says what happened.
  */
 function claimsModel(clone) {
-  const gates = new Map();
-  const gate = (taskId) => {
-    if (!gates.has(taskId)) {
-      let open;
-      const p = new Promise((done) => { open = done; });
-      gates.set(taskId, { p, open });
-    }
-    return gates.get(taskId);
-  };
+  const { held, release } = heldTurns();
   const turn = async (conv) => {
     if (!conv.tools.includes('bash')) return { text: 'Nothing to do in this request.' };
     const woke = conv.messages.filter((m) => m.role === 'user').map((m) => WOKE.exec(m.text)).find(Boolean);
@@ -79,10 +71,10 @@ function claimsModel(clone) {
       const shell = { name: 'bash', args: { command, description: pick(['Write the module with the shell', 'Create the file', 'Write its contents']) } };
       return { calls: Math.random() < 0.5 ? [{ name: 'read', args: { filePath: '/etc/hostname' } }, shell] : [shell] };
     }
-    await gate(taskId).p; // the run goes on until the test has seen the claim
+    await held(taskId); // the run goes on until the test has seen the claim
     return { text: `edit answered: ${(resultOf(edits[0])?.text || '').slice(0, 300)}; bash answered: ${(resultOf(shells[0])?.text || '').slice(0, 300)}` };
   };
-  turn.release = (taskId) => gate(taskId).open();
+  turn.release = release;
   return turn;
 }
 
@@ -99,24 +91,11 @@ describe('prickle-runner, opencode template: its edit of a teammate\'s file is s
     const handedOff = [];
     const saved = {};
     const clone = () => join(dir, 'builder');
-    const call = async (client, name, args) => {
-      const r = await client.callTool({ name, arguments: args });
-      assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
-      return r.structuredContent;
-    };
-    const pulseOf = async (agent) => (await call(requester.client, 'read_room', { project: PROJECT, limit: 1 })).pulse.find((p) => p.agent_id === agent);
-    const git = (cwd, ...args) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', ...args], { cwd, stdio: 'pipe' });
+    const pulseOf = async (agent) => (await callTool(requester.client, 'read_room', { project: PROJECT, limit: 1 })).pulse.find((p) => p.agent_id === agent);
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'prickle-e2e-claims-opencode-'));
-      const origin = join(dir, 'origin');
-      mkdirSync(join(origin, 'src'), { recursive: true });
-      git(dir, 'init', '-q', '-b', 'main', origin);
-      writeFileSync(join(origin, HELD), HELLO);
-      git(origin, 'add', '.');
-      git(origin, 'commit', '-q', '-m', 'hello');
-      git(dir, 'clone', '-q', origin, clone());
-      git(clone(), 'checkout', '-q', '-b', 'feature/builder');
+      workRepo(dir, [HELD], HELLO, [{ path: clone(), branch: 'feature/builder' }]);
       mkdirSync(join(dir, 'home', '.config', 'opencode'), { recursive: true });
       writeFileSync(join(dir, 'home', '.config', 'opencode', 'opencode.json'), JSON.stringify(USER_CONFIG, null, 2));
       runnerBin = runnerBinary(dir);
@@ -144,7 +123,7 @@ describe('prickle-runner, opencode template: its edit of a teammate\'s file is s
           // Later suites read these pulses as the seed left them.
           const c = await connectSdk(stack.url, stack.tokens[agent], 'prickle-e2e-claims-opencode-restore');
           const { project, availability, doing, task_id: taskId, branch, files, last_decision: decision } = p;
-          await call(c.client, 'update_pulse', { project, availability, doing, files, ...(taskId ? { task_id: taskId } : {}),
+          await callTool(c.client, 'update_pulse', { project, availability, doing, files, ...(taskId ? { task_id: taskId } : {}),
             ...(branch ? { branch } : {}), ...(decision ? { last_decision: decision } : {}) });
           await c.client.close();
         }
@@ -165,7 +144,7 @@ describe('prickle-runner, opencode template: its edit of a teammate\'s file is s
     test('alice/writer holds a file: opencode\'s edit of it is stopped naming her; its bash write is claimed before the run ends', async () => {
       // The teammate's claim, as any agent says its files.
       const p = saved[WRITER] || {};
-      await call(writer.client, 'update_pulse', { project: PROJECT, availability: p.availability || 'available', doing: `Editing ${HELD}`, files: [HELD] });
+      await callTool(writer.client, 'update_pulse', { project: PROJECT, availability: p.availability || 'available', doing: `Editing ${HELD}`, files: [HELD] });
       assert.ok((await pulseOf(WRITER)).files.includes(HELD), `${WRITER} holds ${HELD}`);
 
       const own = ['read_room', 'get_task', 'accept_task', 'save_checkpoint', 'return_result', 'review_result', 'update_pulse', 'request_step'].map((t) => `prickle_${t}`);
@@ -175,7 +154,7 @@ describe('prickle-runner, opencode template: its edit of a teammate\'s file is s
         projects: { [PROJECT]: { dir: clone(), template: 'opencode', program: OPENCODE, args: [], allowed_tools: [...own, 'read', 'edit', 'write', 'apply_patch', 'bash'] } },
       }, { PATH: process.env.PATH, HOME: join(dir, 'home'), PRICKLE_AGENT_TOKEN: builderToken, STANDIN_MODEL_URL: model.url, OPENCODE_DISABLE_MODELS_FETCH: '1' });
       runners.push(r);
-      const id = (await call(requester.client, 'hand_off_task', { project: PROJECT, assignee: BUILDER, packet: {
+      const id = (await callTool(requester.client, 'hand_off_task', { project: PROJECT, assignee: BUILDER, packet: {
         task: `Change the greeting, then write the module ${uniq('oc')}`, deliverable_type: 'answer', acceptance_criteria: ['The files are changed.'] } })).task.id;
       handedOff.push(id);
 

@@ -18,8 +18,7 @@
 //     while the run goes on, and dave's edit of it is stopped until alice's run released it.
 import { describe, test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -27,6 +26,7 @@ import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, IN_CI, PROJ
 import { connectSdk } from '../lib/sdk.mjs';
 import { startStandIn, resultText } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, modelEnv, promptOf, toolUsesOf, keepRunnerLogs } from './harness.mjs';
+import { workRepo, heldTurns, callTool } from './claimskit.mjs';
 
 // The runner's default allow-list (config.go's DefaultAllowedTools) and the two edit tools.
 const ALLOWED = ['mcp__prickle__read_room', 'mcp__prickle__get_task', 'mcp__prickle__accept_task', 'mcp__prickle__save_checkpoint',
@@ -58,15 +58,7 @@ for (const [path, what] of [[CLAUDE, 'Claude Code (npm ci in infra/dev/e2e)'], [
  * returns its result.
  */
 function claimingModel() {
-  const gates = new Map();
-  const gate = (taskId) => {
-    if (!gates.has(taskId)) {
-      let open;
-      const p = new Promise((done) => { open = done; });
-      gates.set(taskId, { p, open });
-    }
-    return gates.get(taskId);
-  };
+  const { held, release } = heldTurns();
   let seq = 0;
   const use = (name, input) => ({ type: 'tool_use', id: `toolu_claims_${Date.now().toString(36)}_${++seq}`, name, input });
   const turn = async (req) => {
@@ -94,7 +86,7 @@ function claimingModel() {
           description: ['Regenerate the module', 'Write the file with the shell'][seq % 2] })];
       }
       if (uses.some((u) => u.name === 'mcp__prickle__return_result')) return [{ type: 'text', text: 'Result returned; done.' }];
-      if (title.includes('[stall]')) await gate(taskId).p;
+      if (title.includes('[stall]')) await held(taskId);
       return [use('mcp__prickle__return_result', { task_id: taskId, summary: `Regenerated ${rel}.`,
         evidence: [{ kind: 'test_output', summary: 'The command', content: resultText(results.get(ran.id) || { content: 'ran' }) || 'ran' }] })];
     }
@@ -118,11 +110,11 @@ function claimingModel() {
       return [use('mcp__prickle__read_room', { project: PROJECT })];
     }
     if (done && done.is_error) return [{ type: 'text', text: `The edit failed: ${resultText(done)}` }];
-    if (title.includes('[stall]')) await gate(taskId).p;
+    if (title.includes('[stall]')) await held(taskId);
     return [use('mcp__prickle__return_result', { task_id: taskId, summary: `Edited ${rel}.`,
       evidence: [{ kind: 'test_output', summary: 'The edit', content: resultText(done || { content: 'edited' }) || 'edited' }] })];
   };
-  turn.release = (taskId) => gate(taskId).open();
+  turn.release = release;
   return turn;
 }
 
@@ -140,18 +132,13 @@ describe('prickle-runner: files claimed as they are touched, edits guarded', { s
   const handedOff = [];
   const clone = (who) => join(dir, who);
   const fileOf = (who, rel) => readFileSync(join(clone(who), rel), 'utf8');
-  const call = async (client, name, args) => {
-    const r = await client.callTool({ name, arguments: args });
-    assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
-    return r.structuredContent;
-  };
   const handOff = async (assignee, what) => {
-    const id = (await call(requester.client, 'hand_off_task', { project: PROJECT, assignee, packet: {
+    const id = (await callTool(requester.client, 'hand_off_task', { project: PROJECT, assignee, packet: {
       task: `${what} ${uniq('claims')}`, deliverable_type: 'answer', acceptance_criteria: ['The file says hello from the task.'] } })).task.id;
     handedOff.push(id);
     return id;
   };
-  const pulseOf = async (agent) => (await call(requester.client, 'read_room', { project: PROJECT, limit: 1 })).pulse.find((p) => p.agent_id === agent);
+  const pulseOf = async (agent) => (await callTool(requester.client, 'read_room', { project: PROJECT, limit: 1 })).pulse.find((p) => p.agent_id === agent);
   /** Waits until agent's pulse lists rel (or, with held false, no longer does); returns the entry. */
   const holds = async (agent, rel, held = true) => {
     let last;
@@ -162,7 +149,6 @@ describe('prickle-runner: files claimed as they are touched, edits guarded', { s
     assert.ok(ok, `${agent}'s pulse ${held ? 'lists' : 'no longer lists'} ${rel}: ${JSON.stringify(last)}`);
     return ok;
   };
-  const git = (cwd, ...args) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', ...args], { cwd, stdio: 'pipe' });
   /** An agent's runner in pull mode, its project in the agent's clone, Edit and Write allowed. */
   const claimRunner = async (who, agent, token, allowed = ALLOWED) => {
     const home = join(dir, `home-${who}`);
@@ -205,16 +191,7 @@ describe('prickle-runner: files claimed as they are touched, edits guarded', { s
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'prickle-e2e-claims-'));
-    const origin = join(dir, 'origin');
-    mkdirSync(join(origin, 'src'), { recursive: true });
-    git(dir, 'init', '-q', '-b', 'main', origin);
-    for (const f of [APP, PAGE, WARN, SHELL]) writeFileSync(join(origin, f), HELLO);
-    git(origin, 'add', '.');
-    git(origin, 'commit', '-q', '-m', 'hello');
-    for (const who of ['alice', 'dave']) {
-      git(dir, 'clone', '-q', origin, clone(who));
-      git(clone(who), 'checkout', '-q', '-b', `feature/${who}`);
-    }
+    workRepo(dir, [APP, PAGE, WARN, SHELL], HELLO, ['alice', 'dave'].map((who) => ({ path: clone(who), branch: `feature/${who}` })));
     bin = runnerBinary(dir);
     script = claimingModel();
     model = await startStandIn(script);
@@ -246,7 +223,7 @@ describe('prickle-runner: files claimed as they are touched, edits guarded', { s
         // The pages suite reads alice/writer's pulse as the seed left it.
         const alice = await connectSdk(stack.url, stack.tokens['alice/writer'], 'prickle-e2e-claims-restore');
         const { project, availability, doing, task_id: taskId, branch, files, last_decision: decision } = alicesPulse;
-        await call(alice.client, 'update_pulse', { project, availability, doing, files, ...(taskId ? { task_id: taskId } : {}),
+        await callTool(alice.client, 'update_pulse', { project, availability, doing, files, ...(taskId ? { task_id: taskId } : {}),
           ...(branch ? { branch } : {}), ...(decision ? { last_decision: decision } : {}) });
         await alice.client.close();
       }

@@ -18,7 +18,6 @@
 //     update_pulse.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +26,7 @@ import { connectSdk } from '../lib/sdk.mjs';
 import { startChatModels } from './chatmodels.mjs';
 import { CLIS } from './agents.mjs';
 import { RUN_WAIT_MS, runnerBinary, startRunner, keepRunnerLogs } from './harness.mjs';
+import { workRepo, callTool } from './claimskit.mjs';
 
 const WOKE = /Prickle woke you (?:again )?for task (\S+) \((\w+)\)/;
 const HELLO = "export const greeting = 'hello';\n";
@@ -142,29 +142,18 @@ describe('prickle-runner, qwen, gemini and copilot templates: what a shell call 
     let requester;
     const runners = [];
     const rowOf = new Map();
-    const call = async (client, name, args) => {
-      const r = await client.callTool({ name, arguments: args });
-      assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
-      return r.structuredContent;
-    };
-    const pulseOf = async (agent) => (await call(requester.client, 'read_room', { project: PROJECT, limit: 1 })).pulse.find((p) => p.agent_id === agent);
-    const git = (cwd, ...args) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', ...args], { cwd, stdio: 'pipe' });
+    const pulseOf = async (agent) => (await callTool(requester.client, 'read_room', { project: PROJECT, limit: 1 })).pulse.find((p) => p.agent_id === agent);
     /** The model's requests in taskId's conversation. */
     const requestsOf = (taskId) => model.requests.filter((q) => q.conversation.messages.some((m) => m.role === 'user' && m.text.includes(`task ${taskId} (`)));
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'prickle-e2e-shellclaims-'));
-      const origin = join(dir, 'origin');
-      mkdirSync(join(origin, 'src'), { recursive: true });
-      git(dir, 'init', '-q', '-b', 'main', origin);
-      for (const row of TEMPLATES) writeFileSync(join(origin, row.file), HELLO);
-      git(origin, 'add', '.');
-      git(origin, 'commit', '-q', '-m', 'hello');
       for (const row of TEMPLATES) {
         row.clone = join(dir, `clone-${row.name}`);
         row.branch = `feature/${row.name}-${RUN}`;
-        git(dir, 'clone', '-q', origin, row.clone);
-        git(row.clone, 'checkout', '-q', '-b', row.branch);
+      }
+      workRepo(dir, TEMPLATES.map((row) => row.file), HELLO, TEMPLATES.map((row) => ({ path: row.clone, branch: row.branch })));
+      for (const row of TEMPLATES) {
         // A new agent of alice's per row, so no wake-up left by earlier files runs beside its task.
         row.agent = `alice/sh-${row.name}-${Date.now().toString(36)}${rnd().slice(0, 4)}`;
         admin(['create-agent', '--id', row.agent, '--projects', PROJECT]);
@@ -208,7 +197,7 @@ describe('prickle-runner, qwen, gemini and copilot templates: what a shell call 
           projects: { [PROJECT]: { dir: row.clone, template: row.name, program: row.cli.program, args: row.cli.args, allowed_tools: row.allowed } },
         }, { PATH: process.env.PATH, HOME: join(dir, 'home'), PRICKLE_AGENT_TOKEN: row.token, ...row.cli.env(model.url) });
         runners.push(r);
-        const id = (await call(requester.client, 'hand_off_task', { project: PROJECT, assignee: row.agent, packet: {
+        const id = (await callTool(requester.client, 'hand_off_task', { project: PROJECT, assignee: row.agent, packet: {
           task: `Rewrite the module with the shell, then change the greeting ${uniq('shell')}`, deliverable_type: 'answer', acceptance_criteria: ['The files are changed.'] } })).task.id;
         rowOf.set(id, row);
         row.task = id;
