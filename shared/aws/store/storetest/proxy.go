@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -71,13 +72,18 @@ var Faults = []Fault{ProvisionedThroughputExceeded, Throttling, InternalServerEr
 // when Op is empty): the next Times of them, or all of them when Times is 0.
 // With Every above 1, only one request in Every of them (the Every-th, the
 // 2×Every-th, …) gets it, and Times counts those. With Writes, the rule
-// matches the write operations only (WriteOps), counted together.
+// matches the write operations only (WriteOps), counted together. With
+// AnswerLast, the SDK's last attempt of a call (amz-sdk-request: attempt=N;
+// max=N) passes untouched and uncounted: the fault is one that the SDK's
+// retry recovers, never the whole call's failure (which a rule without it,
+// on every attempt, is).
 type Rule struct {
-	Fault  Fault
-	Op     string // e.g. "TransactWriteItems", as X-Amz-Target names it
-	Writes bool
-	Times  int
-	Every  int
+	Fault      Fault
+	Op         string // e.g. "TransactWriteItems", as X-Amz-Target names it
+	Writes     bool
+	Times      int
+	Every      int
+	AnswerLast bool
 }
 
 // Proxy is a reverse proxy between a store's DynamoDB client and the
@@ -156,7 +162,7 @@ func (p *Proxy) handler(forward http.Handler) http.Handler {
 		if op == "TransactWriteItems" && p.dropsTokens() {
 			dropToken(r)
 		}
-		if f, ok := p.count(op, retried(r)); ok {
+		if f, ok := p.count(op, retried(r), lastAttempt(r)); ok {
 			switch f {
 			case LostAnswer:
 				forward.ServeHTTP(httptest.NewRecorder(), r)
@@ -176,6 +182,24 @@ func (p *Proxy) handler(forward http.Handler) http.Handler {
 func retried(r *http.Request) bool {
 	h := r.Header.Get("Amz-Sdk-Request")
 	return strings.Contains(h, "attempt=") && !strings.Contains(h, "attempt=1;") && !strings.HasSuffix(h, "attempt=1")
+}
+
+// lastAttempt tells the SDK's last attempt of a call (amz-sdk-request:
+// attempt=3; max=3); a request without the header is not one.
+func lastAttempt(r *http.Request) bool {
+	var attempt, most int
+	for _, part := range strings.Split(r.Header.Get("Amz-Sdk-Request"), ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.Atoi(v)
+		switch {
+		case err != nil:
+		case k == "attempt":
+			attempt = n
+		case k == "max":
+			most = n
+		}
+	}
+	return attempt > 0 && attempt == most
 }
 
 // reset closes the client's connection without an answer.
@@ -281,7 +305,7 @@ func (p *Proxy) Injected() map[Fault]int {
 	return got
 }
 
-func (p *Proxy) count(op string, retry bool) (Fault, bool) {
+func (p *Proxy) count(op string, retry, last bool) (Fault, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ops[op]++
@@ -293,7 +317,7 @@ func (p *Proxy) count(op string, retry bool) (Fault, bool) {
 		p.totals.Retries++
 	}
 	for _, r := range p.rules {
-		if r.left == 0 || (r.Op != "" && r.Op != op) || (r.Writes && !isWrite(op)) || (r.Fault == TransactionThrottled && op != "TransactWriteItems") {
+		if r.left == 0 || (r.Op != "" && r.Op != op) || (r.Writes && !isWrite(op)) || (r.Fault == TransactionThrottled && op != "TransactWriteItems") || (r.AnswerLast && last) {
 			continue
 		}
 		if r.Every > 1 {
