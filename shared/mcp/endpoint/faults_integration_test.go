@@ -265,3 +265,41 @@ func TestTokenLookupUnderFaults(t *testing.T) {
 		t.Errorf("unknown token: HTTP %d, want 401", code)
 	}
 }
+
+// TestACallWhoseClientHangsUpIsNoFailure: a client that goes away while its
+// call waits on DynamoDB (a run stopped mid-call) leaves the request log's
+// outcome cancelled and no ERROR line: the alarms and the fault run's checks
+// count Prickle's failures, and this is none.
+func TestACallWhoseClientHangsUpIsNoFailure(t *testing.T) {
+	wt := newWireTeam(t)
+	for _, c := range faultCases() {
+		if c.op == "Query" {
+			continue // a read: nothing left half-written either way
+		}
+		t.Run(c.tool, func(t *testing.T) {
+			h, proxy, logs := faultyEndpoint(t, wt, storetest.Timeout, store.AttemptTimeout)
+			token, args, _ := c.call(t, wt)
+			proxy.Inject(storetest.Rule{Fault: storetest.Timeout, Op: c.op})
+			ctx, hangUp := context.WithCancel(context.Background())
+			defer hangUp()
+			time.AfterFunc(300*time.Millisecond, hangUp)
+			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + c.tool + `","arguments":` + args +
+				`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"hangs-up","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+			req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/mcp", strings.NewReader(body))
+			for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json",
+				"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": c.tool} {
+				req.Header.Set(k, v)
+			}
+			h.ServeHTTP(httptest.NewRecorder(), req)
+			if proxy.Injected()[storetest.Timeout] == 0 {
+				t.Fatalf("the call never reached its %s", c.op)
+			}
+			if got := requestOutcome(logs); got != endpoint.OutcomeCancelled {
+				t.Errorf("request log outcome %q, want %q", got, endpoint.OutcomeCancelled)
+			}
+			if strings.Contains(logs.String(), `"level":"ERROR"`) {
+				t.Errorf("a hung-up call logged an error:\n%s", logs.String())
+			}
+		})
+	}
+}

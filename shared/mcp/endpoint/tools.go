@@ -183,6 +183,13 @@ func (h *Handler) runTool(ctx context.Context, c *toolCall, req mcp.CallToolRequ
 		return mcp.NewToolResultError(refusal.Msg), nil
 	case errors.As(err, &invalid):
 		return mcp.NewToolResultError(invalid.Error()), nil
+	case err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		// The client went away (its run stopped or killed) while the call was
+		// in flight: nobody reads the answer, and a write it started may have
+		// landed or not, as after any lost connection. Not a failure of Prickle's.
+		log.WarnContext(ctx, "tool call abandoned by its client", "tool", t.Name, "caller", c.caller.Agent, "error", err.Error())
+		c.outcome = OutcomeCancelled
+		return mcp.NewToolResultError(t.Name + " was cancelled: the request ended before it finished"), nil
 	case err != nil:
 		if outcome, msg, ok := temporary(t.Name, err); ok {
 			log.WarnContext(ctx, "tool failed for now", "tool", t.Name, "caller", c.caller.Agent, "outcome", outcome, "error", err.Error())
@@ -204,6 +211,10 @@ func (h *Handler) runTool(ctx context.Context, c *toolCall, req mcp.CallToolRequ
 		StructuredContent: json.RawMessage(body),
 	}, nil
 }
+
+// OutcomeCancelled is the request log's outcome of a call whose client went
+// away before its answer: not Prickle's failure, and no alarm counts it.
+const OutcomeCancelled = "cancelled"
 
 // answersPermissionLayer reports whether the tool's answer goes to a
 // permission layer: request_step called with a run token. Claude Code
