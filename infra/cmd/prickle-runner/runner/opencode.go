@@ -3,7 +3,6 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"time"
@@ -32,21 +31,16 @@ type opencodeCLI struct{ cliValues }
 var opencodeTemplate = opencodeCLI{cliValues{cli: TemplateOpencode, exe: "opencode", edit: true, hook: 120 * time.Second, gate: 100 * time.Second,
 	logins: []string{"auth.json"}, shells: []string{opencodeShell}}}
 
-// parse is alike copilot's, gemini's and qwen's in shape only: each CLI's hook input is its own JSON.
-func (opencodeCLI) parse(b []byte) (gateCall, error) {
-	var h struct {
-		Tool   string          `json:"tool"`
-		CallID string          `json:"callID"`
-		Args   json.RawMessage `json:"args"`
-	}
-	if err := json.Unmarshal(b, &h); err != nil {
-		return gateCall{}, errors.New("the plugin's input is not JSON")
-	}
-	if h.Tool == "" {
-		return gateCall{}, errors.New("the plugin's input names no tool")
-	}
-	return gateCall{Tool: h.Tool, Input: h.Args, CallID: h.CallID}, nil
+// opencodeHook is what the plugin gives the gate: the call and the model's id of it.
+type opencodeHook struct {
+	Tool   string          `json:"tool"`
+	CallID string          `json:"callID"`
+	Args   json.RawMessage `json:"args"`
 }
+
+func (h opencodeHook) call() gateCall { return gateCall{Tool: h.Tool, Input: h.Args, CallID: h.CallID} }
+
+func (opencodeCLI) parse(b []byte) (gateCall, error) { return parseHook[opencodeHook](b, "plugin") }
 
 // answer is what the plugin reads: only {"decision":"allow"} lets the call
 // run (with "args" replacing its arguments); anything else throws.
