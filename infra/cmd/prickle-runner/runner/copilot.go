@@ -62,11 +62,7 @@ func (copilotCLI) answer(a gateAnswer) []byte {
 		// The note of an edit: Copilot CLI hands it to the model with the call's result.
 		o.AdditionalContext = a.Note
 	}
-	b, err := json.Marshal(o)
-	if err != nil {
-		b, _ = json.Marshal(map[string]string{"permissionDecision": "deny", "permissionDecisionReason": gateFailed})
-	}
-	return b
+	return answerJSON(o, "permissionDecision", "permissionDecisionReason")
 }
 
 // Copilot CLI's edit tools (edit and str_replace, create, and

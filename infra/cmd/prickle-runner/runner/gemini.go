@@ -49,11 +49,7 @@ func (geminiCLI) answer(a gateAnswer) []byte {
 			o.HookSpecificOutput = &specific{HookEventName: "BeforeTool", ToolInput: a.Input, AdditionalContext: a.Note}
 		}
 	}
-	b, err := json.Marshal(o)
-	if err != nil { // an edited input that is not JSON: never run it
-		b, _ = json.Marshal(map[string]string{"decision": "deny", "reason": gateFailed})
-	}
-	return b
+	return answerJSON(o, "decision", "reason")
 }
 
 // Gemini CLI's edit tools (write_file, replace) name their file file_path;

@@ -54,11 +54,7 @@ func (opencodeCLI) answer(a gateAnswer) []byte {
 	if a.Allow {
 		o.Decision, o.Args, o.Note = "allow", a.Input, a.Note
 	}
-	b, err := json.Marshal(o)
-	if err != nil {
-		b, _ = json.Marshal(map[string]string{"decision": "deny", "reason": gateFailed})
-	}
-	return b
+	return answerJSON(o, "decision", "reason")
 }
 
 // userDir is the user's opencode data directory, where `opencode auth

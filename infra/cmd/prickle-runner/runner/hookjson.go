@@ -5,6 +5,9 @@ import (
 	"fmt"
 )
 
+// A CLI's hook input and answer are its own JSON; these read and write
+// what is alike in them.
+
 // hookInput is one CLI's hook input (opencode's: its plugin's), its own
 // JSON; call is the call it gives the gate, Skip set for an event the gate
 // does not judge.
@@ -39,4 +42,15 @@ func beforeOrAfter(event, before string, after []string, c gateCall) gateCall {
 		return gateCall{Skip: true}
 	}
 	return c
+}
+
+// answerJSON is a CLI's hook answer o as JSON; an o that cannot be (an
+// edited input that is not JSON: never run it) is the CLI's deny instead,
+// "deny" under decision and gateFailed under reason.
+func answerJSON(o any, decision, reason string) []byte {
+	b, err := json.Marshal(o)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{decision: "deny", reason: gateFailed})
+	}
+	return b
 }
