@@ -43,7 +43,8 @@ func (h opencodeHook) call() gateCall { return gateCall{Tool: h.Tool, Input: h.A
 func (opencodeCLI) parse(b []byte) (gateCall, error) { return parseHook[opencodeHook](b, "plugin") }
 
 // answer is what the plugin reads: only {"decision":"allow"} lets the call
-// run (with "args" replacing its arguments); anything else throws.
+// run (with "args" replacing its arguments); anything else throws. (Alike
+// copilot's in shape only: each CLI reads its own names.)
 func (opencodeCLI) answer(a gateAnswer) []byte {
 	o := struct {
 		Decision string          `json:"decision"`
