@@ -143,34 +143,24 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 		return nil, err
 	}
 	adm := admin.New(st)
-	need := func(flags map[string]string) error { return needFlags(command, flags) }
-	// Each case checks its own flags and makes its own call; the shared part is need.
+	need := needs[command]
+	if command == "set-wake" && !*pullMode {
+		need = append(slices.Clone(need), "url")
+	}
+	if err := needFlags(fs, need); err != nil {
+		return nil, err
+	}
 	switch command {
 	case "create-project":
-		if err := need(map[string]string{"slug": *slug}); err != nil {
-			return nil, err
-		}
 		p := team.Project{Slug: *slug, Name: *name, OwnerApprovalTypes: split(*approval), StepDeadline: *deadline}
 		return map[string]any{"project": p.Slug}, adm.CreateProject(ctx, p)
 	case "set-file-guard":
-		if err := need(map[string]string{"project": *project, "guard": *guard}); err != nil {
-			return nil, err
-		}
 		return map[string]any{"project": *project, "file_guard": *guard}, adm.SetFileGuard(ctx, *project, *guard)
 	case "create-owner":
-		if err := need(map[string]string{"name": *name}); err != nil {
-			return nil, err
-		}
 		return map[string]any{"owner": *name}, adm.CreateOwner(ctx, team.Owner{Name: *name, Email: *email, SlackChannel: *slack, SlackUserID: *slackUser})
 	case "set-slack-user":
-		if err := need(map[string]string{"owner": *owner, "slack-user": *slackUser}); err != nil {
-			return nil, err
-		}
 		return map[string]any{"owner": *owner, "slack_user": *slackUser}, adm.SetSlackUser(ctx, *owner, *slackUser)
 	case "reopen-signin":
-		if err := need(map[string]string{"owner": *owner}); err != nil {
-			return nil, err
-		}
 		now := time.Now().UTC()
 		n, err := st.ReopenSignIn(ctx, *owner, now)
 		out := map[string]any{"owner": *owner, "links_counted": n, "window_ends": now.Truncate(session.SignInWindow).Add(session.SignInWindow)}
@@ -184,68 +174,35 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 		n, err := st.ReopenOAuthRegistrations(ctx, now)
 		return map[string]any{"registrations_counted": n, "window_ends": now.Truncate(oauthstate.RegistrationWindow).Add(oauthstate.RegistrationWindow)}, err
 	case "create-agent":
-		if err := need(map[string]string{"id": *id, "projects": *projects}); err != nil {
-			return nil, err
-		}
 		return map[string]any{"agent": *id, "projects": split(*projects)}, adm.CreateAgent(ctx, *id, split(*projects))
 	case "mint-token":
-		if err := need(map[string]string{"agent": *agent}); err != nil {
-			return nil, err
-		}
 		secret, err := adm.MintAgentToken(ctx, *agent)
 		return map[string]any{"agent": *agent, "token": secret}, err
 	case "revoke-tokens":
-		if err := need(map[string]string{"agent": *agent}); err != nil {
-			return nil, err
-		}
 		n, err := adm.RevokeAgentTokens(ctx, *agent)
 		return map[string]any{"agent": *agent, "revoked": n}, err
 	case "start-run":
-		if err := need(map[string]string{"agent": *agent, "task": *taskID}); err != nil {
-			return nil, err
-		}
 		return adm.StartRun(ctx, mint.ByOperator, *agent, *taskID, *resumes)
 	case "steps":
-		if err := need(map[string]string{"task": *taskID}); err != nil {
-			return nil, err
-		}
 		return st.StepsForTask(ctx, *taskID)
 	case "decide-step":
-		if err := need(map[string]string{"owner": *owner, "task": *taskID, "step": *stepID}); err != nil {
-			return nil, err
-		}
 		if *approve == *refuse {
 			return nil, errors.New("decide-step needs exactly one of --approve or --refuse")
 		}
 		return adm.DecideStep(ctx, *owner, *taskID, *stepID, *approve, *message)
 	case "set-wake":
 		if *pullMode {
-			if err := need(map[string]string{"agent": *agent}); err != nil {
-				return nil, err
-			}
 			if *wakeURL != "" || *wakeSecret != "" {
 				return nil, errors.New("set-wake takes either --pull or --url [--secret], not both")
 			}
 			return map[string]any{"agent": *agent, "mode": "pull"}, st.DeleteWakeHook(ctx, *agent)
 		}
-		if err := need(map[string]string{"agent": *agent, "url": *wakeURL}); err != nil {
-			return nil, err
-		}
 		return setWake(ctx, st, *agent, *wakeURL, *wakeSecret)
 	case "grants":
-		if err := need(map[string]string{"project": *project}); err != nil {
-			return nil, err
-		}
 		return st.ProjectGrants(ctx, *project)
 	case "revoke-grant":
-		if err := need(map[string]string{"owner": *owner, "project": *project, "grant": *grantID}); err != nil {
-			return nil, err
-		}
 		return refusalAsError(team.New(st).RevokeGrant(ctx, *owner, *project, *grantID, audit.ViaAdmin))
 	case "set-budget":
-		if err := need(map[string]string{"owner": *owner, "project": *project, "unit": *unit, "limit": *limit}); err != nil {
-			return nil, err
-		}
 		perDay, err := budget.Parse(*limit)
 		if err != nil {
 			return nil, err
@@ -253,9 +210,6 @@ func run(ctx context.Context, command string, args []string) (any, error) {
 		b := budget.Budget{Project: *project, Owner: *owner, Unit: *unit, PerAgentPerDay: perDay, AutoAllow: *autoAllow, AmountField: *amountField, AmountTool: *amountTool}
 		return refusalAsError(team.New(st).SetBudget(ctx, b, audit.ViaAdmin))
 	case "audit":
-		if err := need(map[string]string{"project": *project}); err != nil {
-			return nil, err
-		}
 		entries, err := team.New(st).ProjectAudit(ctx, *project)
 		if err != nil {
 			return nil, err
@@ -331,12 +285,33 @@ func split(s string) []string {
 	return out
 }
 
-// needFlags says which of a command's flags are empty, in one order
-// whatever the map's: "create-agent needs --id, --projects".
-func needFlags(command string, flags map[string]string) error {
+// needs names the flags each command cannot go without (set-wake without
+// --pull needs --url too).
+var needs = map[string][]string{
+	"create-project": {"slug"},
+	"set-file-guard": {"project", "guard"},
+	"create-owner":   {"name"},
+	"set-slack-user": {"owner", "slack-user"},
+	"reopen-signin":  {"owner"},
+	"create-agent":   {"id", "projects"},
+	"mint-token":     {"agent"},
+	"revoke-tokens":  {"agent"},
+	"start-run":      {"agent", "task"},
+	"steps":          {"task"},
+	"decide-step":    {"owner", "task", "step"},
+	"set-wake":       {"agent"},
+	"grants":         {"project"},
+	"revoke-grant":   {"owner", "project", "grant"},
+	"set-budget":     {"owner", "project", "unit", "limit"},
+	"audit":          {"project"},
+}
+
+// needFlags says which of the flags named are empty in fs, sorted:
+// "create-agent needs --id, --projects".
+func needFlags(fs *flag.FlagSet, names []string) error {
 	var missing []string
-	for f, v := range flags {
-		if v == "" {
+	for _, f := range names {
+		if fs.Lookup(f).Value.String() == "" {
 			missing = append(missing, "--"+f)
 		}
 	}
@@ -344,5 +319,5 @@ func needFlags(command string, flags map[string]string) error {
 		return nil
 	}
 	slices.Sort(missing)
-	return fmt.Errorf("%s needs %s", command, strings.Join(missing, ", "))
+	return fmt.Errorf("%s needs %s", fs.Name(), strings.Join(missing, ", "))
 }

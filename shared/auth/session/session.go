@@ -89,7 +89,8 @@ var signedInBy = map[string]string{
 }
 
 // Claims is what a sign-in token or a session says: who, until when, and
-// where the sign-in link was sent.
+// where the sign-in link was sent. (Its last fields are named as
+// link.Claims's, but a session is no approval link: each token is its own.)
 type Claims struct {
 	Kind    string    `json:"kind"` // signin or session
 	Owner   string    `json:"owner"`

@@ -34,6 +34,7 @@ const modelCapSK = "CAP"
 func daySK(day string) string     { return "DAY#" + day }
 func monthSK(month string) string { return "MONTH#" + month }
 
+// runSpendRecord is one run's reported use; alike budgetRecord in shape only.
 type runSpendRecord struct {
 	PK           string    `dynamodbav:"pk"`
 	SK           string    `dynamodbav:"sk"`

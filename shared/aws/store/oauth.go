@@ -197,6 +197,8 @@ func (s *Store) DeleteOAuthRecord(ctx context.Context, kind, hash string) error 
 	return nil
 }
 
+// oauthGrantRecord is a consent's item; alike joinedRunnerRecord in shape
+// only (another item of the OAuth table).
 type oauthGrantRecord struct {
 	PK         string `json:"pk"`
 	SK         string `json:"sk"`

@@ -44,7 +44,8 @@ func fromStreamImage(image map[string]events.DynamoDBAttributeValue) (map[string
 	return out, nil
 }
 
-// fromStreamValue converts one Lambda-event attribute value to the SDK's.
+// fromStreamValue converts one Lambda-event attribute value to the SDK's,
+// one case per kind of value (see lambdaValue).
 func fromStreamValue(v events.DynamoDBAttributeValue) (types.AttributeValue, error) {
 	switch v.DataType() {
 	case events.DataTypeString:

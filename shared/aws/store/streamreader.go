@@ -149,6 +149,8 @@ func lambdaImage(image map[string]streamtypes.AttributeValue) map[string]events.
 }
 
 // lambdaValue converts one stream attribute value to the Lambda event's.
+// (One case per kind of value, as fromStreamValue's the other way: the SDKs
+// share no type and convert none of each other's.)
 func lambdaValue(v streamtypes.AttributeValue) events.DynamoDBAttributeValue {
 	switch v := v.(type) {
 	case *streamtypes.AttributeValueMemberS:

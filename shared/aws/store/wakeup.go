@@ -48,6 +48,22 @@ func (s *Store) wakeupKey(agent, id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"agent_id": stringValue(agent), "wakeup_id": stringValue(id)}
 }
 
+// updateWakeup makes in, a conditional update, of agent's wake-up id: lost
+// says its condition failed (nothing was written), old is what in's
+// ReturnValues asked for.
+func (s *Store) updateWakeup(ctx context.Context, agent, id string, in dynamodb.UpdateItemInput) (old map[string]types.AttributeValue, lost bool, err error) {
+	in.TableName = aws.String(s.tables.Wakeups)
+	in.Key = s.wakeupKey(agent, id)
+	out, err := s.db.UpdateItem(ctx, &in)
+	if _, lost := failedCondition(err); lost {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return out.Attributes, false, nil
+}
+
 // PutPendingWakeup stores a wake-up for pull, claimable at once; the same
 // wake-up stored again (a redelivered event) is left as it is.
 func (s *Store) PutPendingWakeup(ctx context.Context, p wakeup.Pending) error {
@@ -119,9 +135,7 @@ func (s *Store) ClaimableWakeups(ctx context.Context, agent string, now time.Tim
 // acknowledged meanwhile). prev is the run an earlier claim of it started
 // (zero for a first claim): that run is over.
 func (s *Store) ClaimWakeup(ctx context.Context, agent, id, claimHash string, now, until time.Time) (won bool, prev wakeup.RunRef, err error) {
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(s.tables.Wakeups),
-		Key:                 s.wakeupKey(agent, id),
+	old, lost, err := s.updateWakeup(ctx, agent, id, dynamodb.UpdateItemInput{
 		UpdateExpression:    aws.String("SET claim_hash = :h, visible_at = :until REMOVE run_id, run_hash"),
 		ConditionExpression: aws.String("attribute_exists(wakeup_id) AND attribute_not_exists(done_at) AND (visible_at <= :now OR claim_hash = :h)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -129,34 +143,31 @@ func (s *Store) ClaimWakeup(ctx context.Context, agent, id, claimHash string, no
 		},
 		ReturnValues: types.ReturnValueUpdatedOld,
 	})
-	if _, lost := failedCondition(err); lost {
+	if lost {
 		return false, wakeup.RunRef{}, nil
 	}
 	if err != nil {
 		return false, wakeup.RunRef{}, fmt.Errorf("claim wake-up %s of %s: %w", id, agent, err)
 	}
-	if v, ok := out.Attributes["run_id"].(*types.AttributeValueMemberS); ok {
+	if v, ok := old["run_id"].(*types.AttributeValueMemberS); ok {
 		prev.ID = v.Value
 	}
-	if v, ok := out.Attributes["run_hash"].(*types.AttributeValueMemberS); ok {
+	if v, ok := old["run_hash"].(*types.AttributeValueMemberS); ok {
 		prev.TokenHash = v.Value
 	}
 	return true, prev, nil
 }
 
 // SetWakeupRun records the run a claim started, if that claim is still the latest.
-// (Alike ClaimWakeup's update in shape only: a failed condition here is a stale claim, there another claim's win.)
 func (s *Store) SetWakeupRun(ctx context.Context, agent, id, claimHash string, run wakeup.RunRef) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(s.tables.Wakeups),
-		Key:                 s.wakeupKey(agent, id),
+	_, lost, err := s.updateWakeup(ctx, agent, id, dynamodb.UpdateItemInput{
 		UpdateExpression:    aws.String("SET run_id = :id, run_hash = :r"),
 		ConditionExpression: aws.String("attribute_exists(wakeup_id) AND claim_hash = :h"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":h": stringValue(claimHash), ":id": stringValue(run.ID), ":r": stringValue(run.TokenHash),
 		},
 	})
-	if _, lost := failedCondition(err); lost {
+	if lost {
 		return fmt.Errorf("wake-up %s of %s: %w", id, agent, wakeup.ErrStaleClaim)
 	}
 	if err != nil {
@@ -184,14 +195,12 @@ func (s *Store) AckWakeup(ctx context.Context, agent, id, claimHash string, now 
 // wake-up to say why: unknown, or another claim's (or done) — except that a
 // repeated ack (again true) of the claim that acknowledged it is nil.
 func (s *Store) settleClaim(ctx context.Context, op, agent, id, claimHash, update string, v types.AttributeValue, again bool) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.tables.Wakeups),
-		Key:                       s.wakeupKey(agent, id),
+	_, lost, err := s.updateWakeup(ctx, agent, id, dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String(update),
 		ConditionExpression:       aws.String("attribute_exists(wakeup_id) AND claim_hash = :h AND attribute_not_exists(done_at)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":h": stringValue(claimHash), ":v": v},
 	})
-	if _, lost := failedCondition(err); !lost {
+	if !lost {
 		if err != nil {
 			return fmt.Errorf("%s wake-up %s of %s: %w", op, id, agent, err)
 		}
@@ -227,16 +236,14 @@ func (s *Store) HoldWakeups(ctx context.Context, agent string, now, until time.T
 	}
 	moved := 0
 	for _, id := range ids {
-		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:        aws.String(s.tables.Wakeups),
-			Key:              s.wakeupKey(agent, id),
+		_, lost, err := s.updateWakeup(ctx, agent, id, dynamodb.UpdateItemInput{
 			UpdateExpression: aws.String("SET #ttl = :until"),
 			// <=, so the SDK's retry of a move that landed passes and is counted.
 			ConditionExpression:       aws.String("attribute_exists(wakeup_id) AND attribute_not_exists(done_at) AND #ttl <= :until"),
 			ExpressionAttributeNames:  map[string]string{"#ttl": "ttl"},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":until": numberValue(until.Unix())},
 		})
-		if _, lost := failedCondition(err); lost {
+		if lost {
 			continue
 		}
 		if err != nil {

@@ -162,23 +162,26 @@ func stepSettledMessage(s step.Step) message {
 	verb := string(s.Status)
 	subject := fmt.Sprintf("%s step: %s for %s on task %s", strings.ToUpper(verb[:1])+verb[1:], s.ToolName, s.Agent, s.TaskID)
 	outcome := stepOutcome(s)
-	var b strings.Builder
-	b.WriteString(outcome + "\n\n")
-	b.WriteString(factLines(stepFacts(s)))
-	blocks := []any{
-		header(subject),
-		richText(paragraph(bold(outcome))),
-		factsBlock(stepFacts(s)),
-	}
+	b, blocks := settledOpening(subject, outcome, stepFacts(s))
 	if len(s.Edited) > 0 {
 		edited := "Input as " + s.DecidedBy + " edited it"
-		fmt.Fprintf(&b, "\nInput as asked:\n%s\n\n%s:\n%s\n", PrettyInput(s.Input, InputEmailMax), edited, PrettyInput(s.Edited, InputEmailMax))
+		fmt.Fprintf(b, "\nInput as asked:\n%s\n\n%s:\n%s\n", PrettyInput(s.Input, InputEmailMax), edited, PrettyInput(s.Edited, InputEmailMax))
 		blocks = append(blocks, inputBlock("Input as asked", s.Input), inputBlock(edited, s.Edited))
 	} else {
-		fmt.Fprintf(&b, "\nInput:\n%s\n", PrettyInput(s.Input, InputEmailMax))
+		fmt.Fprintf(b, "\nInput:\n%s\n", PrettyInput(s.Input, InputEmailMax))
 		blocks = append(blocks, inputBlock("Input", s.Input))
 	}
 	return message{subject: subject, text: b.String(), notice: outcome, blocks: blocks, links: []string{}}
+}
+
+// settledOpening is how a message that tells the owner what became of a step
+// or a result opens, in its text and its Slack blocks: the outcome, then the
+// facts.
+func settledOpening(subject, outcome string, facts [][2]string) (*strings.Builder, []any) {
+	b := &strings.Builder{}
+	b.WriteString(outcome + "\n\n")
+	b.WriteString(factLines(facts))
+	return b, []any{header(subject), richText(paragraph(bold(outcome))), factsBlock(facts)}
 }
 
 // resultFacts describes a result waiting for (or given) its owner's approval.
@@ -259,17 +262,9 @@ func resultSettledMessage(t task.Task, by string, at time.Time) message {
 		outcome = fmt.Sprintf("Decided by %s at %s: task %s is %s.", by, stamp(at), t.ID, t.State)
 	}
 	subject := fmt.Sprintf("%s result of task %s by %s", verb, t.ID, t.Assignee)
-	// Opens alike stepSettledMessage on purpose: each message reads top to bottom as the owner gets it.
 	evidence, evLinks := evidenceLines(t)
-	var b strings.Builder
-	b.WriteString(outcome + "\n\n")
-	b.WriteString(factLines(resultFacts(t)))
-	blocks := []any{
-		header(subject),
-		richText(paragraph(bold(outcome))),
-		factsBlock(resultFacts(t)),
-		labelled("Evidence", orDash(evidence)),
-	}
+	b, blocks := settledOpening(subject, outcome, resultFacts(t))
+	blocks = append(blocks, labelled("Evidence", orDash(evidence)))
 	if evLinks == nil {
 		evLinks = []string{}
 	}

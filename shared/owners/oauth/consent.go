@@ -162,7 +162,7 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 	}
 	me, ok := s.session(r)
 	if !ok {
-		s.page(w, r, http.StatusOK, "signin.html", pageView{Title: "Sign in to connect " + c.Name, ID: id, ClientName: c.Name})
+		s.page(w, r, http.StatusOK, "signin.html", pageView{Title: "Sign in to connect " + c.Name, ID: id, ClientName: c.Name, Next: "oauth/consent/" + id})
 		return
 	}
 	v, err := s.consentView(r.Context(), me, ar, c, id)

@@ -176,6 +176,11 @@ func (s *stack) consent(client, challenge string, form url.Values) *url.URL {
 		s.t.Fatalf("authorize: HTTP %d %s %s", resp.StatusCode, resp.Header.Get("Location"), text)
 	}
 	page := s.srv.URL + "/oauth/" + resp.Header.Get("Location")
+	// Nobody signed in: a sign-in form that comes back to this very page.
+	req, _ = http.NewRequest(http.MethodGet, page, nil)
+	if out, text := s.do(req); out.StatusCode != http.StatusOK || !strings.Contains(text, `name="next" value="oauth/`+resp.Header.Get("Location")+`"`) {
+		s.t.Fatalf("consent page signed out: HTTP %d %s", out.StatusCode, text)
+	}
 	req, _ = http.NewRequest(http.MethodGet, page, nil)
 	req.AddCookie(s.cookie)
 	resp, text = s.do(req)

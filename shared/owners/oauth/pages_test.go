@@ -12,7 +12,7 @@ import (
 // said from PendingLifespan, the rule that keeps it.
 func TestSignInPageSaysPendingLifespan(t *testing.T) {
 	var b bytes.Buffer
-	if err := pages.ExecuteTemplate(&b, "signin.html", pageView{Title: "Sign in", Bare: true, ID: "req"}); err != nil {
+	if err := pages.ExecuteTemplate(&b, "signin.html", pageView{Title: "Sign in", Bare: true, ID: "req", Next: "oauth/consent/req"}); err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("This request waits %d minutes.", int(PendingLifespan/time.Minute))

@@ -53,6 +53,10 @@ func validate(r fosite.Requester, kind fosite.TokenType, token, prefix string) e
 	return nil
 }
 
+// fosite asks each kind of token (access, refresh, authorization code) for
+// its signature, a new one and a check by methods of their own names: each
+// is a line handing its prefix to generate or validate.
+
 func (opaqueTokens) AccessTokenSignature(_ context.Context, token string) string {
 	return identity.Hash(token)
 }

@@ -21,6 +21,14 @@ import (
 
 var errNoSpend = errors.New("web: no model spend configured")
 
+// lacksSpend is errNoSpend when the handler has no model spend, else nil.
+func (h *Handler) lacksSpend() error {
+	if h.cfg.Spend == nil {
+		return errNoSpend
+	}
+	return nil
+}
+
 // runView is one run's reported use, as the task page lists it.
 type runView struct {
 	RunID, Agent, Model, Cost, At, Duration string
@@ -109,12 +117,8 @@ func viewAgentSpend(a modelspend.AgentSpend, me string) agentSpendView {
 // setCap is POST /p/{project}/caps: the signed-in owner's daily cap for
 // one of their agents in the project (cap empty: none).
 func (h *Handler) setCap(w http.ResponseWriter, r *http.Request) {
-	me, p, _, ok := h.projectPage(w, r)
-	if !ok || !h.ownerForm(w, r, me, projectForm) {
-		return
-	}
-	if h.cfg.Spend == nil {
-		h.failed(w, r, errNoSpend)
+	me, p, ok := h.projectPost(w, r, h.lacksSpend())
+	if !ok {
 		return
 	}
 	var perDay budget.Micros

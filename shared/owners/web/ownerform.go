@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/useprickle/prickle/shared/auth/session"
+	"github.com/useprickle/prickle/shared/team"
 )
 
 // A formGate is what a signed-in owner's POST form is checked with: the
@@ -31,4 +32,20 @@ func (h *Handler) ownerForm(w http.ResponseWriter, r *http.Request, me session.S
 		return false
 	}
 	return true
+}
+
+// projectPost gates an owner's POST to /p/{project}: projectPage's checks,
+// then ownerForm's (projectForm); missing, when not nil, is what the handler
+// lacks to act (errNoService, errNoSpend) and fails the request after them.
+// On false it has written the answer.
+func (h *Handler) projectPost(w http.ResponseWriter, r *http.Request, missing error) (session.Session, team.Project, bool) {
+	me, p, _, ok := h.projectPage(w, r)
+	if !ok || !h.ownerForm(w, r, me, projectForm) {
+		return me, p, false
+	}
+	if missing != nil {
+		h.failed(w, r, missing)
+		return me, p, false
+	}
+	return me, p, true
 }

@@ -246,14 +246,9 @@ func (h *Handler) ownersChanged(w http.ResponseWriter, r *http.Request, me sessi
 }
 
 // revokeGrant is POST /p/{project}/grants/{grant}/revoke; back= says where to return (owners or the task).
-// (Its gate is alike setCap's and setBudget's on purpose: projectPage and ownerForm already hold the rules.)
 func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request) {
-	me, p, _, ok := h.projectPage(w, r)
-	if !ok || !h.ownerForm(w, r, me, projectForm) {
-		return
-	}
-	if h.cfg.Service == nil {
-		h.failed(w, r, errNoService)
+	me, p, ok := h.projectPost(w, r, h.lacksService())
+	if !ok {
 		return
 	}
 	t := r.PostForm.Get("task")
@@ -271,8 +266,8 @@ func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request) {
 
 // setBudget is POST /p/{project}/budgets: the signed-in owner's own budget.
 func (h *Handler) setBudget(w http.ResponseWriter, r *http.Request) {
-	me, p, _, ok := h.projectPage(w, r)
-	if !ok || !h.ownerForm(w, r, me, projectForm) {
+	me, p, ok := h.projectPost(w, r, nil)
+	if !ok {
 		return
 	}
 	limit, err := budget.Parse(r.PostForm.Get("limit"))

@@ -37,8 +37,8 @@ func (h *Handler) joinedRunnersOf(r *http.Request, me session.Session, agents []
 // revokeRunner is POST /p/{project}/runners/{runner}/revoke: the owner ends
 // a joined runner's token at once. Only the owner who joined it can.
 func (h *Handler) revokeRunner(w http.ResponseWriter, r *http.Request) {
-	me, p, _, ok := h.projectPage(w, r)
-	if !ok || !h.ownerForm(w, r, me, projectForm) {
+	me, p, ok := h.projectPost(w, r, nil)
+	if !ok {
 		return
 	}
 	j, err := h.cfg.Store.RevokeJoinedRunner(r.Context(), me.Owner, r.PathValue("runner"))

@@ -302,3 +302,11 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request, status int, v 
 func (h *Handler) now() time.Time { return h.cfg.Now().UTC() }
 
 var errNoService = errors.New("web: no team service configured")
+
+// lacksService is errNoService when the handler has no team service, else nil.
+func (h *Handler) lacksService() error {
+	if h.cfg.Service == nil {
+		return errNoService
+	}
+	return nil
+}

@@ -58,13 +58,19 @@ func (a *Admin) SetFileGuard(ctx context.Context, slug, guard string) error {
 	if err != nil {
 		return fmt.Errorf("set file guard of %s: %w", slug, err)
 	}
-	p, err := a.Store.Project(ctx, slug)
+	return update(ctx, "set file guard of "+slug, a.Store.Project, a.Store.PutProject, slug, func(p *team.Project) { p.FileGuard = g })
+}
+
+// update reads the record of key with get, changes it with edit and writes
+// it back with put, keeping the rest of it; op begins its errors.
+func update[T any](ctx context.Context, op string, get func(context.Context, string) (T, error), put func(context.Context, T) error, key string, edit func(*T)) error {
+	v, err := get(ctx, key)
 	if err != nil {
-		return fmt.Errorf("set file guard of %s: %w", slug, err)
+		return fmt.Errorf("%s: %w", op, err)
 	}
-	p.FileGuard = g
-	if err := a.Store.PutProject(ctx, p); err != nil {
-		return fmt.Errorf("set file guard of %s: %w", slug, err)
+	edit(&v)
+	if err := put(ctx, v); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	return nil
 }
@@ -87,20 +93,11 @@ func notSlackUser(id string) error {
 // SetSlackUser records an existing owner's Slack member id, keeping the rest
 // of the record: only that member decides with the Slack buttons, and gets
 // sign-in links as a direct message.
-// (Alike SetFileGuard's read-modify-write on purpose: a generic one for two record types would be longer than both.)
 func (a *Admin) SetSlackUser(ctx context.Context, owner, id string) error {
 	if !team.ValidSlackUserID(id) {
 		return fmt.Errorf("set Slack member id of %s: %w", owner, notSlackUser(id))
 	}
-	o, err := a.Store.Owner(ctx, owner)
-	if err != nil {
-		return fmt.Errorf("set Slack member id of %s: %w", owner, err)
-	}
-	o.SlackUserID = id
-	if err := a.Store.PutOwner(ctx, o); err != nil {
-		return fmt.Errorf("set Slack member id of %s: %w", owner, err)
-	}
-	return nil
+	return update(ctx, "set Slack member id of "+owner, a.Store.Owner, a.Store.PutOwner, owner, func(o *team.Owner) { o.SlackUserID = id })
 }
 
 // CreateAgent adds an owner's agent to projects, creating it if needed.

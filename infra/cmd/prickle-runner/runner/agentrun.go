@@ -122,6 +122,13 @@ func agentEnvFrom(getenv func(string) string) (agentEnv, error) {
 	return e, nil
 }
 
+// cannotStart logs why a run's command (agent-run, codex-run) could not
+// start; it is the command's exit status.
+func cannotStart(log *slog.Logger, command string, err error) int {
+	log.Error(command+" cannot start", "error", err.Error())
+	return 2
+}
+
 // AgentRunMain is `prickle-runner agent-run --cli <name> --program <path>
 // [-- args]`; ctx ends on SIGTERM. It returns the process's exit status.
 func AgentRunMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -131,28 +138,23 @@ func AgentRunMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cliName := fs.String("cli", "", "qwen, gemini, copilot or opencode")
 	program := fs.String("program", "", "the CLI's executable")
 	if err := fs.Parse(args); err != nil {
-		log.Error("agent-run cannot start", "error", err.Error())
-		return 2
+		return cannotStart(log, AgentRunCommand, err)
 	}
 	t, ok := agentTemplates[*cliName]
 	if !ok {
-		log.Error("agent-run cannot start", "error", fmt.Sprintf("--cli %q is not qwen, gemini, copilot or opencode", *cliName))
-		return 2
+		return cannotStart(log, AgentRunCommand, fmt.Errorf("--cli %q is not qwen, gemini, copilot or opencode", *cliName))
 	}
 	e, err := agentEnvFrom(os.Getenv)
 	if err != nil {
-		log.Error("agent-run cannot start", "error", err.Error())
-		return 2
+		return cannotStart(log, AgentRunCommand, err)
 	}
 	self, err := os.Executable()
 	if err != nil {
-		log.Error("agent-run cannot start", "error", "own executable: "+err.Error())
-		return 2
+		return cannotStart(log, AgentRunCommand, fmt.Errorf("own executable: %w", err))
 	}
 	dir, err := os.Getwd()
 	if err != nil {
-		log.Error("agent-run cannot start", "error", err.Error())
-		return 2
+		return cannotStart(log, AgentRunCommand, err)
 	}
 	r := &agentRun{program: programOr(*program, t.program()), self: self, mcpURL: e.MCPURL, runToken: e.RunToken, args: fs.Args(), dir: dir,
 		cliHome: filepath.Join(e.SessionDir, t.name()+"-home"), userDir: t.userDir(os.Getenv)}
@@ -170,13 +172,11 @@ func agentRunWith(ctx context.Context, t agentTemplate, r *agentRun, e agentEnv,
 	}
 	var err error
 	if r.runDir, err = os.MkdirTemp(e.SessionDir, "run-"+safeName(e.RunID)+"-"); err != nil {
-		log.Error("agent-run cannot start", "error", err.Error())
-		return 2
+		return cannotStart(log, AgentRunCommand, err)
 	}
 	defer func() { _ = os.RemoveAll(r.runDir) }()
 	if err := prepareHome(t, r); err != nil {
-		log.Error("agent-run cannot start", "error", err.Error())
-		return 2
+		return cannotStart(log, AgentRunCommand, err)
 	}
 	defer func() {
 		for _, f := range r.secretFiles {
@@ -191,8 +191,7 @@ func agentRunWith(ctx context.Context, t agentTemplate, r *agentRun, e agentEnv,
 		prompt := e.ResumePrompt
 		if !r.resume {
 			if r.sessionID, err = newSessionID(); err != nil {
-				log.Error("agent-run cannot start", "error", err.Error())
-				return 2
+				return cannotStart(log, AgentRunCommand, err)
 			}
 			s = agentSession{ID: r.sessionID, Dir: r.dir}
 			if _, ok := t.(sessionNamer); ok {
@@ -208,8 +207,7 @@ func agentRunWith(ctx context.Context, t agentTemplate, r *agentRun, e agentEnv,
 			log.Warn("task session not saved: a later run starts a new conversation", "error", err.Error())
 		}
 		if err := t.prepare(r); err != nil {
-			log.Error("agent-run cannot start", "error", err.Error())
-			return 2
+			return cannotStart(log, AgentRunCommand, err)
 		}
 		log.Info("agent session", "cli", t.name(), "session", r.sessionID, "resumed", r.resume)
 		tail := &lockedTail{t: tailBuffer{max: tailSize}}

@@ -93,23 +93,19 @@ func unsetEnv(command string, getenv func(string) string, names ...string) error
 // one run of a task and answers Codex's approval requests with the owner's
 // decisions (request_step). ctx ends on SIGTERM; wake gets SIGUSR1 (ask the
 // owner's decision again now). It returns the process's exit status.
-// (Its startup is alike AgentRunMain's in shape only: each reads its own flags and environment.)
 func CodexMain(ctx context.Context, args []string, wake <-chan os.Signal, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewJSONHandler(stdout, nil))
 	opt, err := ParseCodexArgs(args)
 	if err != nil {
-		log.Error("codex-run cannot start", "error", err.Error())
-		return 2
+		return cannotStart(log, CodexRunCommand, err)
 	}
 	env, err := codexEnvFrom(os.Getenv)
 	if err != nil {
-		log.Error("codex-run cannot start", "error", err.Error())
-		return 2
+		return cannotStart(log, CodexRunCommand, err)
 	}
 	dir, err := os.Getwd()
 	if err != nil {
-		log.Error("codex-run cannot start", "error", err.Error())
-		return 2
+		return cannotStart(log, CodexRunCommand, err)
 	}
 	h := newCodexHost(opt, env, dir, RunMCP(env.MCPURL, 30*time.Second), log, wake)
 	h.stderr = stderr

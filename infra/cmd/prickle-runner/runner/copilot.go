@@ -26,27 +26,27 @@ type copilotCLI struct{ cliValues }
 var copilotTemplate = copilotCLI{cliValues{cli: TemplateCopilot, exe: "copilot", edit: true, hook: 120 * time.Second, gate: 100 * time.Second,
 	shells: []string{"bash", "write_bash"}}}
 
+type copilotHook struct {
+	ToolName string          `json:"toolName"`
+	ToolArgs json.RawMessage `json:"toolArgs"`
+}
+
+func (h copilotHook) call() gateCall { return gateCall{Tool: h.ToolName, Input: h.ToolArgs} }
+
 func (copilotCLI) parse(b []byte) (gateCall, error) {
-	var h struct {
-		ToolName string          `json:"toolName"`
-		ToolArgs json.RawMessage `json:"toolArgs"`
+	c, err := parseHook[copilotHook](b, "hook")
+	if err != nil {
+		return gateCall{}, err
 	}
-	if err := json.Unmarshal(b, &h); err != nil {
-		return gateCall{}, errors.New("the hook's input is not JSON")
-	}
-	if h.ToolName == "" {
-		return gateCall{}, errors.New("the hook's input names no tool")
-	}
-	input := h.ToolArgs
 	// Some versions pass the arguments as a JSON string.
 	var s string
-	if json.Unmarshal(input, &s) == nil {
-		input = json.RawMessage(s)
-		if !json.Valid(input) {
+	if json.Unmarshal(c.Input, &s) == nil {
+		c.Input = json.RawMessage(s)
+		if !json.Valid(c.Input) {
 			return gateCall{}, errors.New("the call's arguments are not JSON")
 		}
 	}
-	return gateCall{Tool: h.ToolName, Input: input}, nil
+	return c, nil
 }
 
 func (copilotCLI) answer(a gateAnswer) []byte {
@@ -62,11 +62,7 @@ func (copilotCLI) answer(a gateAnswer) []byte {
 		// The note of an edit: Copilot CLI hands it to the model with the call's result.
 		o.AdditionalContext = a.Note
 	}
-	b, err := json.Marshal(o)
-	if err != nil {
-		b, _ = json.Marshal(map[string]string{"permissionDecision": "deny", "permissionDecisionReason": gateFailed})
-	}
-	return b
+	return answerJSON(o, "permissionDecision", "permissionDecisionReason")
 }
 
 // Copilot CLI's edit tools (edit and str_replace, create, and

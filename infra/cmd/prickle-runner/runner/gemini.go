@@ -2,7 +2,6 @@ package runner
 
 import (
 	"encoding/json"
-	"errors"
 	"path/filepath"
 	"time"
 )
@@ -21,26 +20,17 @@ type geminiCLI struct{ cliValues }
 var geminiTemplate = geminiCLI{cliValues{cli: TemplateGemini, exe: "gemini", edit: true, hook: 120 * time.Second, gate: 100 * time.Second,
 	logins: []string{"oauth_creds.json", "google_accounts.json", "installation_id"}, shells: []string{"run_shell_command"}}}
 
-func (geminiCLI) parse(b []byte) (gateCall, error) {
-	var h struct {
-		Event     string          `json:"hook_event_name"`
-		ToolName  string          `json:"tool_name"`
-		ToolInput json.RawMessage `json:"tool_input"`
-	}
-	if err := json.Unmarshal(b, &h); err != nil {
-		return gateCall{}, errors.New("the hook's input is not JSON")
-	}
-	if h.Event == "AfterTool" {
-		return gateCall{Tool: h.ToolName, Input: h.ToolInput, Skip: true}, nil
-	}
-	if h.Event != "" && h.Event != "BeforeTool" {
-		return gateCall{Skip: true}, nil
-	}
-	if h.ToolName == "" {
-		return gateCall{}, errors.New("the hook's input names no tool")
-	}
-	return gateCall{Tool: h.ToolName, Input: h.ToolInput}, nil
+type geminiHook struct {
+	Event     string          `json:"hook_event_name"`
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"`
 }
+
+func (h geminiHook) call() gateCall {
+	return beforeOrAfter(h.Event, "BeforeTool", []string{"AfterTool"}, gateCall{Tool: h.ToolName, Input: h.ToolInput})
+}
+
+func (geminiCLI) parse(b []byte) (gateCall, error) { return parseHook[geminiHook](b, "hook") }
 
 func (geminiCLI) answer(a gateAnswer) []byte {
 	type specific struct {
@@ -59,11 +49,7 @@ func (geminiCLI) answer(a gateAnswer) []byte {
 			o.HookSpecificOutput = &specific{HookEventName: "BeforeTool", ToolInput: a.Input, AdditionalContext: a.Note}
 		}
 	}
-	b, err := json.Marshal(o)
-	if err != nil { // an edited input that is not JSON: never run it
-		b, _ = json.Marshal(map[string]string{"decision": "deny", "reason": gateFailed})
-	}
-	return b
+	return answerJSON(o, "decision", "reason")
 }
 
 // Gemini CLI's edit tools (write_file, replace) name their file file_path;

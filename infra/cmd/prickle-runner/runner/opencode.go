@@ -3,7 +3,6 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"time"
@@ -32,24 +31,20 @@ type opencodeCLI struct{ cliValues }
 var opencodeTemplate = opencodeCLI{cliValues{cli: TemplateOpencode, exe: "opencode", edit: true, hook: 120 * time.Second, gate: 100 * time.Second,
 	logins: []string{"auth.json"}, shells: []string{opencodeShell}}}
 
-// parse is alike copilot's, gemini's and qwen's in shape only: each CLI's hook input is its own JSON.
-func (opencodeCLI) parse(b []byte) (gateCall, error) {
-	var h struct {
-		Tool   string          `json:"tool"`
-		CallID string          `json:"callID"`
-		Args   json.RawMessage `json:"args"`
-	}
-	if err := json.Unmarshal(b, &h); err != nil {
-		return gateCall{}, errors.New("the plugin's input is not JSON")
-	}
-	if h.Tool == "" {
-		return gateCall{}, errors.New("the plugin's input names no tool")
-	}
-	return gateCall{Tool: h.Tool, Input: h.Args, CallID: h.CallID}, nil
+// opencodeHook is what the plugin gives the gate: the call and the model's id of it.
+type opencodeHook struct {
+	Tool   string          `json:"tool"`
+	CallID string          `json:"callID"`
+	Args   json.RawMessage `json:"args"`
 }
 
+func (h opencodeHook) call() gateCall { return gateCall{Tool: h.Tool, Input: h.Args, CallID: h.CallID} }
+
+func (opencodeCLI) parse(b []byte) (gateCall, error) { return parseHook[opencodeHook](b, "plugin") }
+
 // answer is what the plugin reads: only {"decision":"allow"} lets the call
-// run (with "args" replacing its arguments); anything else throws.
+// run (with "args" replacing its arguments); anything else throws. (Alike
+// copilot's in shape only: each CLI reads its own names.)
 func (opencodeCLI) answer(a gateAnswer) []byte {
 	o := struct {
 		Decision string          `json:"decision"`
@@ -60,11 +55,7 @@ func (opencodeCLI) answer(a gateAnswer) []byte {
 	if a.Allow {
 		o.Decision, o.Args, o.Note = "allow", a.Input, a.Note
 	}
-	b, err := json.Marshal(o)
-	if err != nil {
-		b, _ = json.Marshal(map[string]string{"decision": "deny", "reason": gateFailed})
-	}
-	return b
+	return answerJSON(o, "decision", "reason")
 }
 
 // userDir is the user's opencode data directory, where `opencode auth

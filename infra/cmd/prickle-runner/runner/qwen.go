@@ -2,7 +2,6 @@ package runner
 
 import (
 	"encoding/json"
-	"errors"
 	"path/filepath"
 	"time"
 )
@@ -25,32 +24,23 @@ type qwenCLI struct{ cliValues }
 var qwenTemplate = qwenCLI{cliValues{cli: TemplateQwen, exe: "qwen", hook: 55 * time.Second, gate: 50 * time.Second,
 	logins: []string{"oauth_creds.json", "installation_id"}, shells: []string{"run_shell_command"}}}
 
-func (qwenCLI) parse(b []byte) (gateCall, error) {
-	var h struct {
-		Event      string          `json:"hook_event_name"`
-		ToolName   string          `json:"tool_name"`
-		ToolInput  json.RawMessage `json:"tool_input"`
-		ToolCallID string          `json:"tool_call_id"`
-		ToolUseID  string          `json:"tool_use_id"`
-	}
-	if err := json.Unmarshal(b, &h); err != nil {
-		return gateCall{}, errors.New("the hook's input is not JSON")
-	}
-	if h.Event == "PostToolUse" || h.Event == "PostToolUseFailure" {
-		return gateCall{Tool: h.ToolName, Input: h.ToolInput, Skip: true}, nil
-	}
-	if h.Event != "" && h.Event != "PreToolUse" {
-		return gateCall{Skip: true}, nil
-	}
-	if h.ToolName == "" {
-		return gateCall{}, errors.New("the hook's input names no tool")
-	}
+type qwenHook struct {
+	Event      string          `json:"hook_event_name"`
+	ToolName   string          `json:"tool_name"`
+	ToolInput  json.RawMessage `json:"tool_input"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolUseID  string          `json:"tool_use_id"`
+}
+
+func (h qwenHook) call() gateCall {
 	id := h.ToolCallID
 	if id == "" {
 		id = h.ToolUseID
 	}
-	return gateCall{Tool: h.ToolName, Input: h.ToolInput, CallID: id}, nil
+	return beforeOrAfter(h.Event, "PreToolUse", []string{"PostToolUse", "PostToolUseFailure"}, gateCall{Tool: h.ToolName, Input: h.ToolInput, CallID: id})
 }
+
+func (qwenCLI) parse(b []byte) (gateCall, error) { return parseHook[qwenHook](b, "hook") }
 
 func (qwenCLI) answer(a gateAnswer) []byte {
 	var o hookOutput
