@@ -49,7 +49,8 @@ STATE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/prickle-e2e.XXXXXX")"
 cleanup() {
   if [[ -n "$STACK_PID" ]] && kill -0 "$STACK_PID" 2>/dev/null; then
     kill -TERM -- "-$STACK_PID" 2>/dev/null
-    for _ in $(seq 1 50); do kill -0 "$STACK_PID" 2>/dev/null || break; sleep 0.1; done
+    # The whole group, not only the stack: the emulator saves its snapshot into the state dir as it stops.
+    for _ in $(seq 1 50); do kill -0 -- "-$STACK_PID" 2>/dev/null || break; sleep 0.1; done
     kill -KILL -- "-$STACK_PID" 2>/dev/null
   fi
   # The emulator's own lines and its write log: what a failed suite's requests did.
