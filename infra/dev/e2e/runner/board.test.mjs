@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, admin, uniq, eventually, IN_CI, PROJECT, REPO_ROOT, localJsonPath } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, admin, askSignInLink, uniq, eventually, IN_CI, PROJECT, REPO_ROOT, localJsonPath } from '../lib/env.mjs';
 import { startStandIn } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, modelEnv, wokenModel, linesOf } from './harness.mjs';
 
@@ -91,7 +91,7 @@ describe('make agents, then the board: a task alice creates wakes alice/writer; 
 
     // alice signs in (a link from the dev outbox) on a phone-sized page.
     const before = (await (await fetch(`${base}/dev/outbox.json`)).json()).length;
-    await fetch(`${base}/signin`, { method: 'POST', body: new URLSearchParams({ owner: 'alice' }) });
+    await askSignInLink(base, 'alice');
     const mail = await eventually(async () => (await (await fetch(`${base}/dev/outbox.json`)).json()).slice(before)
       .find((m) => m.channel === 'email' && m.to === 'alice@example.com'));
     const context = await browser.newContext({ viewport: PHONE });

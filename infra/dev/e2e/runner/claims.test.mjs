@@ -22,7 +22,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, IN_CI, PROJECT } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, admin, askSignInLink, uniq, eventually, sleep, IN_CI, PROJECT } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startStandIn, resultText } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, modelEnv, promptOf, toolUsesOf, keepRunnerLogs } from './harness.mjs';
@@ -179,7 +179,7 @@ describe('prickle-runner: files claimed as they are touched, edits guarded', { s
   const signedIn = async (owner, email) => {
     const outbox = async () => (await fetch(`${base}/dev/outbox.json`)).json();
     const before = (await outbox()).length;
-    assert.equal((await fetch(`${base}/signin`, { method: 'POST', body: new URLSearchParams({ owner }) })).status, 200);
+    assert.equal((await askSignInLink(base, owner)).status, 200);
     const mail = await eventually(async () => (await outbox()).slice(before).find((m) => m.channel === 'email' && m.to === email));
     assert.ok(mail, `a sign-in email to ${email}`);
     const context = await browser.newContext();

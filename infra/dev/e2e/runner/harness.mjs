@@ -5,7 +5,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { eventually, E2E_DIR, REPO_ROOT } from '../lib/env.mjs';
+import { allowSignIn, eventually, E2E_DIR, REPO_ROOT } from '../lib/env.mjs';
 import { toolResultsOf, resultText } from '../claude/standin.mjs';
 import { routeOf, ranOutcome, notRunOutcome, handOffArgs, acceptArgs } from './relay.mjs';
 
@@ -270,6 +270,7 @@ export async function signInToEdit(page, base, url) {
   assert.equal(await page.locator('#edit-step').count(), 0, 'no edit form without a session');
   const outbox = async () => (await fetch(`${base}/dev/outbox.json`)).json();
   const before = (await outbox()).length;
+  allowSignIn('alice', 'bob', 'carol');
   await Promise.all([page.waitForURL(/\/signin$/), page.locator('#sign-in-to-edit').click()]);
   const mail = await eventually(async () => (await outbox()).slice(before)
     .find((m) => m.channel === 'email' && (m.links || []).some((l) => l.includes('/signin/'))), { timeoutMs: 20000 });

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, IN_CI, PROJECT } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, admin, askSignInLink, uniq, eventually, sleep, IN_CI, PROJECT } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startStandIn } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, runnerBinary, startRunner, claudeProject, modelEnv, wokenModel, keepRunnerLogs } from './harness.mjs';
@@ -66,7 +66,7 @@ describe('model spend: counted, shown, capped (pull mode, the real Claude Code)'
     admin(['set-wake', '--agent', 'alice/writer', '--pull']);
     // alice signs in once, with the link from her email.
     const sent = (await outbox()).length;
-    assert.equal((await fetch(`${base}/signin`, { method: 'POST', body: new URLSearchParams({ owner: 'alice' }) })).status, 200);
+    assert.equal((await askSignInLink(base, 'alice')).status, 200);
     const mail = await eventually(async () => (await outbox()).slice(sent).find((m) => m.channel === 'email' && m.to === 'alice@example.com'));
     assert.ok(mail, 'a sign-in email to alice');
     alice = await (await browser.newContext()).newPage();

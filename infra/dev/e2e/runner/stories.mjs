@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, admin, uniq, eventually, sleep, IN_CI, PROJECT, E2E_DIR } from '../lib/env.mjs';
+import { loadStack, admin, askSignInLink, uniq, eventually, sleep, IN_CI, PROJECT, E2E_DIR } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startChatModels } from './chatmodels.mjs';
 import { startResponses } from './responses.mjs';
@@ -220,7 +220,7 @@ export function story(label, { usage, relay = false } = {}) {
   /** alice, signed in once with the link from her email: a browser context of hers. */
   s.signInAlice = async () => {
     const sent = (await s.outbox()).length;
-    assert.equal((await fetch(`${s.base}/signin`, { method: 'POST', body: new URLSearchParams({ owner: 'alice' }) })).status, 200);
+    assert.equal((await askSignInLink(s.base, 'alice')).status, 200);
     const mail = await eventually(async () => (await s.outbox()).slice(sent).find((m) => m.channel === 'email' && m.to === 'alice@example.com'
       && (m.links || []).some((l) => l.includes('/signin/'))));
     assert.ok(mail, 'a sign-in email to alice');
