@@ -26,6 +26,7 @@ import (
 	"github.com/useprickle/prickle/shared/aws/cfn"
 	prconfig "github.com/useprickle/prickle/shared/aws/settings"
 	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/aws/store/storetest"
 	"github.com/useprickle/prickle/shared/domain/event"
 	"github.com/useprickle/prickle/shared/domain/wakeup"
 	"github.com/useprickle/prickle/shared/jobs/route"
@@ -129,7 +130,7 @@ func prepare(ctx context.Context, cfg config, endpointURL string) (*environment,
 	if err != nil {
 		return nil, err
 	}
-	return &environment{store: st, tables: names, rules: rules, streams: streams, client: client, streamsClient: store.NewStreamsClient(endpointURL),
+	return &environment{store: st, tables: names, rules: rules, streams: streams, client: client, streamsClient: storetest.NewStreamsClient(endpointURL),
 		tokens: tokens, signer: signer, slackSecret: hex.EncodeToString(slackKey), seeded: seeded}, nil
 }
 

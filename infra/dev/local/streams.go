@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/useprickle/prickle/shared/aws/cfn"
-	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/aws/store/storetest"
 )
 
 // streamHandler is what a stream function's Lambda handler is.
@@ -37,7 +37,7 @@ const streamTries = 3
 func (e *environment) followStreams(ctx context.Context, log *slog.Logger, handlers map[string]streamHandler) error {
 	type follower struct {
 		src     cfn.StreamSource
-		reader  *store.StreamReader
+		reader  *storetest.StreamReader
 		handle  streamHandler
 		waiting []events.DynamoDBEventRecord // read, younger than streamGrace
 	}
@@ -47,7 +47,7 @@ func (e *environment) followStreams(ctx context.Context, log *slog.Logger, handl
 		if !ok {
 			return fmt.Errorf("template.yaml gives %s the stream of %s, and the local stack has no handler for it", src.Function, src.Table)
 		}
-		fs = append(fs, follower{src: src, reader: store.NewStreamReaderFromNow(e.client, e.streamsClient, e.tables[src.Table]), handle: h})
+		fs = append(fs, follower{src: src, reader: storetest.NewStreamReaderFromNow(e.client, e.streamsClient, e.tables[src.Table]), handle: h})
 	}
 	for _, f := range fs {
 		// The first read places every reader at the stream's end.

@@ -163,7 +163,7 @@ func TestHistoryIsGapFreeBeforeAndAfterFiling(t *testing.T) {
 	}
 	wantHistory(t, f.store, tk.ID, 4)
 
-	reader := store.NewStreamReader(f.client, store.NewStreamsClient(storetest.Endpoint(t)), f.tables.Tasks)
+	reader := storetest.NewStreamReader(f.client, storetest.NewStreamsClient(storetest.Endpoint(t)), f.tables.Tasks)
 	batch, err := reader.Next(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/useprickle/prickle/shared/auth/identity"
 	"github.com/useprickle/prickle/shared/aws/bus"
-	"github.com/useprickle/prickle/shared/aws/store"
 	"github.com/useprickle/prickle/shared/aws/store/storetest"
 	"github.com/useprickle/prickle/shared/domain/event"
 	"github.com/useprickle/prickle/shared/domain/task"
@@ -160,7 +159,7 @@ func TestWriterKilledBeforePublishLosesNoEvent(t *testing.T) {
 		t.Fatalf("before the stream: published %v, lost %v, target acted %v", writer.published, writer.lost, tg.acts)
 	}
 
-	reader := store.NewStreamReader(fx.Client, store.NewStreamsClient(storetest.Endpoint(t)), fx.Tables.Tasks)
+	reader := storetest.NewStreamReader(fx.Client, storetest.NewStreamsClient(storetest.Endpoint(t)), fx.Tables.Tasks)
 	batch, err := reader.Next(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ import (
 	"github.com/useprickle/prickle/infra/cmd/prickle-admin/dynamo"
 	"github.com/useprickle/prickle/shared/aws/cfn"
 	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/aws/store/storetest"
 	"github.com/useprickle/prickle/shared/domain/event"
 	"github.com/useprickle/prickle/shared/jobs/taskevents"
 	"github.com/useprickle/prickle/shared/mcp/catalog"
@@ -109,7 +110,7 @@ func run(ctx context.Context, rounds int, items bool) error {
 		return err
 	}
 	s := &session{mcp: h, rec: rec, tokens: tokens,
-		stream: store.NewStreamReader(base, store.NewStreamsClient(ep), names["TasksTable"]), filer: taskevents.New(st, discard{})}
+		stream: storetest.NewStreamReader(base, storetest.NewStreamsClient(ep), names["TasksTable"]), filer: taskevents.New(st, discard{})}
 	if items {
 		s.show = func(tool, id string) {
 			if tool != "return_result" && tool != "review_result" {

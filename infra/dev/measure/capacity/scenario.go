@@ -10,7 +10,7 @@ import (
 
 	"github.com/useprickle/prickle/infra/dev/toolcall"
 	"github.com/useprickle/prickle/shared/auth/identity"
-	"github.com/useprickle/prickle/shared/aws/store"
+	"github.com/useprickle/prickle/shared/aws/store/storetest"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
 	"github.com/useprickle/prickle/shared/jobs/taskevents"
@@ -93,7 +93,7 @@ type session struct {
 	nextID int
 	// stream and filer are the tasks table's stream and the task-events
 	// handler, which files the history lines a call's moves carry.
-	stream *store.StreamReader
+	stream *storetest.StreamReader
 	filer  *taskevents.Handler
 	// show, when set, is called with each tool and the task it moved, after the call.
 	show func(tool, taskID string)

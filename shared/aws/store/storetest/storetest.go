@@ -1,7 +1,10 @@
 // Package storetest gives integration tests a store over fresh tables of
 // their own on the DynamoDB emulator, created exactly as template.yaml
-// declares them, so tests are independent and the template is exercised.
-// It is imported by tests only.
+// declares them, so tests are independent and the template is exercised,
+// and the development harnesses (the local stack, the fault run, the
+// measurements) what stands in for Lambda's side of DynamoDB: the stream
+// poller (streamreader.go) and the proxy that loses answers (proxy.go). No
+// function imports it.
 package storetest
 
 import (

@@ -1,4 +1,4 @@
-package store
+package storetest
 
 import (
 	"context"
@@ -29,7 +29,7 @@ type StreamReader struct {
 	iterators map[string]string
 }
 
-// NewStreamsClient builds a DynamoDB Streams client like NewFunctionClient.
+// NewStreamsClient builds a DynamoDB Streams client like store.NewFunctionClient.
 func NewStreamsClient(endpoint string) *dynamodbstreams.Client {
 	return dynamodbstreams.NewFromConfig(awsenv.Config(), func(o *dynamodbstreams.Options) {
 		if endpoint != "" {
@@ -149,7 +149,7 @@ func lambdaImage(image map[string]streamtypes.AttributeValue) map[string]events.
 }
 
 // lambdaValue converts one stream attribute value to the Lambda event's.
-// (One case per kind of value, as fromStreamValue's the other way: the SDKs
+// (One case per kind of value, as the store's fromStreamValue the other way: the SDKs
 // share no type and convert none of each other's.)
 func lambdaValue(v streamtypes.AttributeValue) events.DynamoDBAttributeValue {
 	switch v := v.(type) {
