@@ -49,20 +49,11 @@ func (copilotCLI) parse(b []byte) (gateCall, error) {
 	return c, nil
 }
 
+// answer is what Copilot CLI's preToolUse hook reads: permissionDecision
+// "allow" runs the call (with modifiedArgs replacing its arguments), and
+// additionalContext, an edit's note, reaches the model with the call's result.
 func (copilotCLI) answer(a gateAnswer) []byte {
-	o := struct {
-		Decision          string          `json:"permissionDecision"`
-		Reason            string          `json:"permissionDecisionReason,omitempty"`
-		ModifiedArgs      json.RawMessage `json:"modifiedArgs,omitempty"`
-		AdditionalContext string          `json:"additionalContext,omitempty"`
-	}{Decision: "deny", Reason: a.Reason}
-	if a.Allow {
-		o.Decision = "allow"
-		o.ModifiedArgs = a.Input
-		// The note of an edit: Copilot CLI hands it to the model with the call's result.
-		o.AdditionalContext = a.Note
-	}
-	return answerJSON(o, "permissionDecision", "permissionDecisionReason")
+	return flatAnswer{decision: "permissionDecision", reason: "permissionDecisionReason", args: "modifiedArgs", note: "additionalContext"}.json(a)
 }
 
 // Copilot CLI's edit tools (edit and str_replace, create, and

@@ -54,3 +54,26 @@ func answerJSON(o any, decision, reason string) []byte {
 	}
 	return b
 }
+
+// flatAnswer is the answer of a CLI that reads one flat object, by the
+// names it reads: the decision ("allow" or "deny"), the reason, the
+// arguments the call runs with (an owner's edit; absent: as asked) and the
+// note of an edit for the model.
+type flatAnswer struct{ decision, reason, args, note string }
+
+func (n flatAnswer) json(a gateAnswer) []byte {
+	o := map[string]any{n.decision: "deny"}
+	if a.Reason != "" {
+		o[n.reason] = a.Reason
+	}
+	if a.Allow {
+		o[n.decision] = "allow"
+		if len(a.Input) > 0 {
+			o[n.args] = a.Input
+		}
+		if a.Note != "" {
+			o[n.note] = a.Note
+		}
+	}
+	return answerJSON(o, n.decision, n.reason)
+}

@@ -43,19 +43,9 @@ func (h opencodeHook) call() gateCall { return gateCall{Tool: h.Tool, Input: h.A
 func (opencodeCLI) parse(b []byte) (gateCall, error) { return parseHook[opencodeHook](b, "plugin") }
 
 // answer is what the plugin reads: only {"decision":"allow"} lets the call
-// run (with "args" replacing its arguments); anything else throws. (Alike
-// copilot's in shape only: each CLI reads its own names.)
+// run (with "args" replacing its arguments); anything else throws.
 func (opencodeCLI) answer(a gateAnswer) []byte {
-	o := struct {
-		Decision string          `json:"decision"`
-		Reason   string          `json:"reason,omitempty"`
-		Args     json.RawMessage `json:"args,omitempty"`
-		Note     string          `json:"note,omitempty"`
-	}{Decision: "deny", Reason: a.Reason}
-	if a.Allow {
-		o.Decision, o.Args, o.Note = "allow", a.Input, a.Note
-	}
-	return answerJSON(o, "decision", "reason")
+	return flatAnswer{decision: "decision", reason: "reason", args: "args", note: "note"}.json(a)
 }
 
 // userDir is the user's opencode data directory, where `opencode auth
