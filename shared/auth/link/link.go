@@ -47,15 +47,11 @@ type Claims struct {
 	// so a link of an earlier round cannot decide a result returned later.
 	Round string `json:"round,omitempty"`
 	// Agent and Day name the cap a cap link decides on: the agent's, that UTC day.
-	Agent   string    `json:"agent,omitempty"`
-	Day     string    `json:"day,omitempty"`
-	Owner   string    `json:"owner"`
-	Expires time.Time `json:"exp"`
-	// Nonce makes every issued token distinct, so two links for the same decision never collide in logs or caches.
-	Nonce string `json:"nonce"`
-	// Via is where the link was delivered (ViaEmail, ViaSlack), signed with
-	// the rest, so the approval page knows who may have read it.
-	Via string `json:"via,omitempty"`
+	Agent string `json:"agent,omitempty"`
+	Day   string `json:"day,omitempty"`
+	// Holder is the owner who decides, until when, and where the link was
+	// delivered (ViaEmail, ViaSlack).
+	signed.Holder
 }
 
 // Where a link was delivered. An email goes to the owner alone; a Slack
@@ -91,19 +87,19 @@ func NewSigner(key []byte) (Signer, error) {
 
 // ForStep builds the claims of a link that decides a step: it lasts as long as the step waits.
 func ForStep(taskID, stepID, owner string, expires time.Time) Claims {
-	return Claims{Kind: KindStep, TaskID: taskID, StepID: stepID, Owner: owner, Expires: expires.UTC()}
+	return Claims{Kind: KindStep, TaskID: taskID, StepID: stepID, Holder: signed.Holder{Owner: owner, Expires: expires.UTC()}}
 }
 
 // ForResult builds the claims of a link that decides one round of a task's
 // result (see task.ResultRound): it lasts ResultLifetime from now.
 func ForResult(taskID, round, owner string, now time.Time) Claims {
-	return Claims{Kind: KindResult, TaskID: taskID, Round: round, Owner: owner, Expires: now.UTC().Add(ResultLifetime)}
+	return Claims{Kind: KindResult, TaskID: taskID, Round: round, Holder: signed.Holder{Owner: owner, Expires: now.UTC().Add(ResultLifetime)}}
 }
 
 // ForCap builds the claims of a link that decides on an agent's cap
 // reached on day: it lasts until that UTC day ends, when the cap lifts anyway.
 func ForCap(agent, day, owner string, dayEnds time.Time) Claims {
-	return Claims{Kind: KindCap, Agent: agent, Day: day, Owner: owner, Expires: dayEnds.UTC()}
+	return Claims{Kind: KindCap, Agent: agent, Day: day, Holder: signed.Holder{Owner: owner, Expires: dayEnds.UTC()}}
 }
 
 // Sign returns the token for c; a missing nonce is filled with 12 random bytes.

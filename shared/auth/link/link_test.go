@@ -77,16 +77,16 @@ func TestMalformedClaimsAreTampered(t *testing.T) {
 	s := Signer{Key: key}
 	exp := now.Add(time.Hour)
 	for name, c := range map[string]Claims{
-		"unknown kind":      {Kind: "task", TaskID: "t", Owner: "o", Expires: exp},
-		"step without id":   {Kind: KindStep, TaskID: "t", Owner: "o", Expires: exp},
-		"result with step":  {Kind: KindResult, TaskID: "t", StepID: "s", Owner: "o", Expires: exp},
-		"no owner":          {Kind: KindResult, TaskID: "t", Expires: exp},
-		"no task":           {Kind: KindResult, Owner: "o", Expires: exp},
-		"no expiry":         {Kind: KindResult, TaskID: "t", Owner: "o"},
-		"cap without day":   {Kind: KindCap, Agent: "o/a", Owner: "o", Expires: exp},
-		"cap without agent": {Kind: KindCap, Day: "2026-11-29", Owner: "o", Expires: exp},
-		"cap with a task":   {Kind: KindCap, Agent: "o/a", Day: "2026-11-29", TaskID: "t", Owner: "o", Expires: exp},
-		"step without task": {Kind: KindStep, StepID: "s", Owner: "o", Expires: exp},
+		"unknown kind":      {Kind: "task", TaskID: "t", Holder: signed.Holder{Owner: "o", Expires: exp}},
+		"step without id":   {Kind: KindStep, TaskID: "t", Holder: signed.Holder{Owner: "o", Expires: exp}},
+		"result with step":  {Kind: KindResult, TaskID: "t", StepID: "s", Holder: signed.Holder{Owner: "o", Expires: exp}},
+		"no owner":          {Kind: KindResult, TaskID: "t", Holder: signed.Holder{Expires: exp}},
+		"no task":           {Kind: KindResult, Holder: signed.Holder{Owner: "o", Expires: exp}},
+		"no expiry":         {Kind: KindResult, TaskID: "t", Holder: signed.Holder{Owner: "o"}},
+		"cap without day":   {Kind: KindCap, Agent: "o/a", Holder: signed.Holder{Owner: "o", Expires: exp}},
+		"cap without agent": {Kind: KindCap, Day: "2026-11-29", Holder: signed.Holder{Owner: "o", Expires: exp}},
+		"cap with a task":   {Kind: KindCap, Agent: "o/a", Day: "2026-11-29", TaskID: "t", Holder: signed.Holder{Owner: "o", Expires: exp}},
+		"step without task": {Kind: KindStep, StepID: "s", Holder: signed.Holder{Owner: "o", Expires: exp}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := s.Verify(s.Sign(c), now); !errors.Is(err, ErrTampered) {

@@ -89,14 +89,11 @@ var signedInBy = map[string]string{
 }
 
 // Claims is what a sign-in token or a session says: who, until when, and
-// where the sign-in link was sent. (Its last fields are named as
-// link.Claims's, but a session is no approval link: each token is its own.)
+// where the sign-in link was sent. (A session is no approval link, though
+// both say whom they are for alike: each token has its own kinds and key.)
 type Claims struct {
-	Kind    string    `json:"kind"` // signin or session
-	Owner   string    `json:"owner"`
-	Expires time.Time `json:"exp"`
-	Nonce   string    `json:"nonce"`
-	Via     string    `json:"via"`
+	Kind string `json:"kind"` // signin or session
+	signed.Holder
 }
 
 const (
@@ -143,7 +140,7 @@ func verify(key []byte, kind, token string, now time.Time) (Claims, error) {
 // SignInToken issues a sign-in token for owner, to be sent by via (ViaEmail,
 // ViaSlackDM, ViaConsole), valid LinkLifetime from now.
 func (k Keys) SignInToken(owner, via string, now time.Time) string {
-	return sign(k.signin, Claims{Kind: kindSignIn, Owner: owner, Expires: now.Add(LinkLifetime), Nonce: nonce(), Via: via})
+	return sign(k.signin, Claims{Kind: kindSignIn, Holder: signed.Holder{Owner: owner, Expires: now.Add(LinkLifetime), Nonce: nonce(), Via: via}})
 }
 
 // CheckSignIn verifies a sign-in token without using it (the GET that shows the button).
@@ -199,7 +196,7 @@ func (k Keys) Start(ctx context.Context, st Sessions, r *http.Request, owner, vi
 	if signedInBy[via] == "" {
 		return nil, fmt.Errorf("start session of %s: sign-in by %q is not one Prickle sends", owner, via)
 	}
-	c := Claims{Kind: kindSession, Owner: owner, Expires: now.Add(SessionLifetime), Nonce: nonce(), Via: via}
+	c := Claims{Kind: kindSession, Holder: signed.Holder{Owner: owner, Expires: now.Add(SessionLifetime), Nonce: nonce(), Via: via}}
 	if err := st.StartSession(ctx, owner, c.Nonce, c.Expires); err != nil {
 		return nil, fmt.Errorf("start session of %s: %w", owner, err)
 	}

@@ -15,7 +15,20 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
+
+// Holder is what every signed token says of whom it is for: the owner,
+// until when, a nonce that makes each token distinct (so two for the same
+// purpose never collide in logs or caches), and where it was delivered
+// (email, Slack, ...), signed with the rest so a page knows who may have
+// read it. Each token embeds it after what it is for.
+type Holder struct {
+	Owner   string    `json:"owner"`
+	Expires time.Time `json:"exp"`
+	Nonce   string    `json:"nonce"`
+	Via     string    `json:"via,omitempty"`
+}
 
 // ErrInvalid means a token is malformed, its signature does not match the
 // key, or its claims are not JSON; callers answer it with their own message.
