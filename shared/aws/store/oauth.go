@@ -197,18 +197,29 @@ func (s *Store) DeleteOAuthRecord(ctx context.Context, kind, hash string) error 
 	return nil
 }
 
-// oauthGrantRecord is a consent's item; alike joinedRunnerRecord in shape
-// only (another item of the OAuth table).
+// ownedRecord is what the oauth table's items that an owner lists and
+// revokes (consents, joined runners) hold alike: the by_owner index's keys
+// (owner, created_at), the agent they are for, and whether they are revoked.
+type ownedRecord struct {
+	Owner     string `json:"owner"`
+	Agent     string `json:"agent_id"`
+	CreatedAt string `json:"created_at"`
+	Revoked   bool   `json:"revoked"`
+}
+
+// oauthGrantRecord is a consent's item.
 type oauthGrantRecord struct {
-	PK         string `json:"pk"`
-	SK         string `json:"sk"`
-	ID         string `json:"grant_id"`
-	Owner      string `json:"owner"`
-	Agent      string `json:"agent_id"`
+	PK string `json:"pk"`
+	SK string `json:"sk"`
+	ID string `json:"grant_id"`
+	ownedRecord
 	Client     string `json:"client_id"`
 	ClientName string `json:"client_name"`
-	CreatedAt  string `json:"created_at"`
-	Revoked    bool   `json:"revoked"`
+}
+
+func newOAuthGrantRecord(g oauthstate.Connection) oauthGrantRecord {
+	return oauthGrantRecord{PK: "GRANT#" + g.ID, SK: oauthGrantSK, ID: g.ID, Client: g.Client, ClientName: g.ClientName,
+		ownedRecord: ownedRecord{Owner: g.Owner, Agent: g.Agent, CreatedAt: sortableTime(g.CreatedAt), Revoked: g.Revoked}}
 }
 
 func (r oauthGrantRecord) grant() oauthstate.Connection {
@@ -217,8 +228,7 @@ func (r oauthGrantRecord) grant() oauthstate.Connection {
 
 // PutOAuthConnection records a consent; a grant stored already (the same request) is ErrConflict.
 func (s *Store) PutOAuthConnection(ctx context.Context, g oauthstate.Connection) error {
-	return s.putNewRecord(ctx, s.tables.OAuth, "put OAuth grant", oauthGrantRecord{PK: "GRANT#" + g.ID, SK: oauthGrantSK, ID: g.ID, Owner: g.Owner, Agent: g.Agent,
-		Client: g.Client, ClientName: g.ClientName, CreatedAt: sortableTime(g.CreatedAt), Revoked: g.Revoked})
+	return s.putNewRecord(ctx, s.tables.OAuth, "put OAuth grant", newOAuthGrantRecord(g))
 }
 
 // OAuthConnection reads a consent (strongly consistent, so a revocation holds at once).

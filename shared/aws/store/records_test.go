@@ -3,11 +3,13 @@ package store
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/useprickle/prickle/shared/auth/oauthstate"
 	"github.com/useprickle/prickle/shared/domain/pulse"
 	"github.com/useprickle/prickle/shared/domain/step"
 	"github.com/useprickle/prickle/shared/domain/task"
@@ -47,6 +49,8 @@ func TestRecordsKeepTheirStoredAttributes(t *testing.T) {
 	sparsePulse := pulse.Entry{AgentID: "bob/reviewer", Owner: "bob", Project: "website-v2", Availability: "idle", UpdatedAt: sampleAt}
 	line := task.Event{At: sampleAt, By: "alice/writer", Action: "save_checkpoint", From: &from, To: task.Working, Note: strp("half")}
 	firstLine := task.Event{At: sampleAt, By: "bob/reviewer", Action: "create", To: task.Requested}
+	consent := oauthstate.Connection{ID: "g1", Owner: "alice", Agent: "alice/writer", Client: "c1", ClientName: "Claude", CreatedAt: sampleAt, Revoked: true}
+	joined := oauthstate.JoinedRunner{ID: "r1", Owner: "alice", Agent: "alice/writer", Name: "laptop", TokenHash: strings.Repeat("ab", 32), CreatedAt: sampleAt}
 
 	cases := []struct {
 		name string
@@ -97,6 +101,16 @@ func TestRecordsKeepTheirStoredAttributes(t *testing.T) {
 			"at": s("2026-11-29T09:05:00.123Z"), "by": s("bob/reviewer"), "action": s("create"),
 			"from": null, "to": s("requested"), "note": null,
 		}},
+		{"consent", func() (map[string]types.AttributeValue, error) { return marshalItem(newOAuthGrantRecord(consent)) },
+			map[string]types.AttributeValue{
+				"pk": s("GRANT#g1"), "sk": s(oauthGrantSK), "grant_id": s("g1"), "owner": s("alice"), "agent_id": s("alice/writer"),
+				"client_id": s("c1"), "client_name": s("Claude"), "created_at": s(sortableTime(sampleAt)), "revoked": b(true),
+			}},
+		{"joined runner", func() (map[string]types.AttributeValue, error) { return marshalItem(newJoinedRunnerRecord(joined)) },
+			map[string]types.AttributeValue{
+				"pk": s("RUNNER#r1"), "sk": s(joinedRunnerSK), "runner_id": s("r1"), "owner": s("alice"), "agent_id": s("alice/writer"),
+				"runner_name": s("laptop"), "token_hash": s(joined.TokenHash), "created_at": s(sortableTime(sampleAt)), "revoked": b(false),
+			}},
 		{"carried lines", func() (map[string]types.AttributeValue, error) {
 			ls := pendingLines{newLineRecord(1, "", firstLine), newLineRecord(4, "00ff00ff00ff00ff", line)}
 			return marshalItem(struct {
@@ -156,6 +170,24 @@ func TestRecordsReadBackWhatTheyStore(t *testing.T) {
 	var got pulse.Entry
 	if err := unmarshalItem(item, &got); err != nil || !reflect.DeepEqual(got, p) {
 		t.Errorf("pulse read back: %+v, %v; want %+v", got, err, p)
+	}
+	consent := oauthstate.Connection{ID: "g1", Owner: "alice", Agent: "alice/writer", Client: "c1", ClientName: "Claude", CreatedAt: sampleAt.UTC(), Revoked: true}
+	item, err = marshalItem(newOAuthGrantRecord(consent))
+	var cr oauthGrantRecord
+	if err == nil {
+		err = unmarshalItem(item, &cr)
+	}
+	if err != nil || !reflect.DeepEqual(cr.grant(), consent) {
+		t.Errorf("consent read back: %+v, %v; want %+v", cr.grant(), err, consent)
+	}
+	joined := oauthstate.JoinedRunner{ID: "r1", Owner: "alice", Agent: "alice/writer", Name: "laptop", TokenHash: "h", CreatedAt: sampleAt.UTC()}
+	item, err = marshalItem(newJoinedRunnerRecord(joined))
+	var jr joinedRunnerRecord
+	if err == nil {
+		err = unmarshalItem(item, &jr)
+	}
+	if err != nil || !reflect.DeepEqual(jr.runner(), joined) {
+		t.Errorf("joined runner read back: %+v, %v; want %+v", jr.runner(), err, joined)
 	}
 	e := task.Event{Seq: 4, At: sampleAt.UTC(), By: "alice/writer", Action: "save_checkpoint", From: &from, To: task.Working, Note: strp("half")}
 	item, err = marshalItem(newEventRecord("tsk_1", newLineRecord(4, "m1", e)))

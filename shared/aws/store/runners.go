@@ -20,15 +20,17 @@ const joinedRunnerSK = "RUNNER"
 var _ oauthstate.DeviceStore = (*Store)(nil)
 
 type joinedRunnerRecord struct {
-	PK        string `json:"pk"`
-	SK        string `json:"sk"`
-	ID        string `json:"runner_id"`
-	Owner     string `json:"owner"`
-	Agent     string `json:"agent_id"`
+	PK string `json:"pk"`
+	SK string `json:"sk"`
+	ID string `json:"runner_id"`
+	ownedRecord
 	Name      string `json:"runner_name"`
 	TokenHash string `json:"token_hash"`
-	CreatedAt string `json:"created_at"`
-	Revoked   bool   `json:"revoked"`
+}
+
+func newJoinedRunnerRecord(r oauthstate.JoinedRunner) joinedRunnerRecord {
+	return joinedRunnerRecord{PK: "RUNNER#" + r.ID, SK: joinedRunnerSK, ID: r.ID, Name: r.Name, TokenHash: r.TokenHash,
+		ownedRecord: ownedRecord{Owner: r.Owner, Agent: r.Agent, CreatedAt: sortableTime(r.CreatedAt), Revoked: r.Revoked}}
 }
 
 func (r joinedRunnerRecord) runner() oauthstate.JoinedRunner {
@@ -40,8 +42,7 @@ func (s *Store) PutJoinedRunner(ctx context.Context, r oauthstate.JoinedRunner) 
 	if !tokenHashPattern.MatchString(r.TokenHash) {
 		return fmt.Errorf("put joined runner: token hash is not a SHA-256 hex digest")
 	}
-	return s.putNewRecord(ctx, s.tables.OAuth, "put joined runner", joinedRunnerRecord{PK: "RUNNER#" + r.ID, SK: joinedRunnerSK, ID: r.ID, Owner: r.Owner, Agent: r.Agent,
-		Name: r.Name, TokenHash: r.TokenHash, CreatedAt: sortableTime(r.CreatedAt), Revoked: r.Revoked})
+	return s.putNewRecord(ctx, s.tables.OAuth, "put joined runner", newJoinedRunnerRecord(r))
 }
 
 // OwnerJoinedRunners lists the runners joined to an owner's agents, revoked ones included, newest first.

@@ -13,6 +13,7 @@ import (
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 func n(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+func b(v bool) types.AttributeValue   { return &types.AttributeValueMemberBOOL{Value: v} }
 func l(vs ...types.AttributeValue) types.AttributeValue {
 	return &types.AttributeValueMemberL{Value: append([]types.AttributeValue{}, vs...)}
 }
