@@ -207,7 +207,9 @@ type ownedRecord struct {
 	Revoked   bool   `json:"revoked"`
 }
 
-// oauthGrantRecord is a consent's item.
+// oauthGrantRecord is a consent's item. (Alike joinedRunnerRecord, with its
+// constructor and reader, beyond ownedRecord: each stores its id under a
+// name of its own, grant_id and runner_id, and has fields of its own.)
 type oauthGrantRecord struct {
 	PK string `json:"pk"`
 	SK string `json:"sk"`

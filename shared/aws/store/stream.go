@@ -45,7 +45,8 @@ func fromStreamImage(image map[string]events.DynamoDBAttributeValue) (map[string
 }
 
 // fromStreamValue converts one Lambda-event attribute value to the SDK's,
-// one case per kind of value (see lambdaValue).
+// one case per kind of value: the two SDKs share no value type and convert
+// none of each other's (storetest's lambdaValue is the other way).
 func fromStreamValue(v events.DynamoDBAttributeValue) (types.AttributeValue, error) {
 	switch v.DataType() {
 	case events.DataTypeString:
