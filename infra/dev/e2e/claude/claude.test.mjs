@@ -12,16 +12,15 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadStack, skipUnlessStack, admin, uniq, PROJECT } from '../lib/env.mjs';
-import { claudeSkipReason, runClaude } from '../lib/claude.mjs';
+import { loadStack, skipUnlessStack, admin, uniq, PROJECT, npmNeed } from '../lib/env.mjs';
+import { CLAUDE, runClaude } from '../lib/claude.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startStandIn, oneBashCall, resultText } from './standin.mjs';
 
 const RUN_TIMEOUT_MS = 120_000;
 const ALLOWED = ['read_room', 'get_task', 'save_checkpoint', 'return_result', 'update_pulse'].map((t) => `mcp__prickle__${t}`).join(',');
 
-const { stack, skipReason: stackSkip } = await loadStack();
-const skipReason = claudeSkipReason(stackSkip);
+const { stack, skipReason } = await loadStack(npmNeed(CLAUDE, 'Claude Code'));
 
 /** Runs Claude Code once, bounded by RUN_TIMEOUT_MS; resolves with its exit and output. */
 const claude = (args, opts) => runClaude(args, { ...opts, timeoutMs: RUN_TIMEOUT_MS });

@@ -9,14 +9,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadStack, skipUnlessStack, TOOL_NAMES } from '../lib/env.mjs';
-import { claudeSkipReason, runClaude } from '../lib/claude.mjs';
+import { loadStack, skipUnlessStack, TOOL_NAMES, npmNeed } from '../lib/env.mjs';
+import { CLAUDE, runClaude } from '../lib/claude.mjs';
 import { startStandIn } from './standin.mjs';
 
 const RUN_TIMEOUT_MS = 180_000;
 
-const { stack, skipReason: stackSkip } = await loadStack();
-const skipReason = claudeSkipReason(stackSkip);
+const { stack, skipReason } = await loadStack(npmNeed(CLAUDE, 'Claude Code'));
 
 /** Runs Claude Code once in `cwd` with its own HOME, bounded by RUN_TIMEOUT_MS. */
 const claude = (args, opts) => runClaude(args, { ...opts, timeoutMs: RUN_TIMEOUT_MS });

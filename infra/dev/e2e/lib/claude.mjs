@@ -1,19 +1,10 @@
-// Claude Code (pinned in package.json) as the claude suites start it: where it is installed, why a
-// suite skips without it, and one bounded run.
+// Claude Code (pinned in package.json) as the claude suites start it: where it is installed, and one
+// bounded run.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { E2E_DIR, IN_CI } from './env.mjs';
+import { E2E_DIR } from './env.mjs';
 
 export const CLAUDE = resolve(E2E_DIR, 'node_modules', '.bin', 'claude');
-
-/** The reason to skip: the stack's, else a missing Claude Code (which in CI fails instead). */
-export function claudeSkipReason(stackSkip) {
-  if (stackSkip || existsSync(CLAUDE)) return stackSkip;
-  const reason = `no Claude Code at ${CLAUDE} (npm ci in infra/dev/e2e)`;
-  if (IN_CI) throw new Error(`CI: ${reason}`);
-  return reason;
-}
 
 /** Runs Claude Code once in `cwd` with `env`, killed after `timeoutMs`; resolves with its exit and output. */
 export function runClaude(args, { cwd, env, timeoutMs }) {

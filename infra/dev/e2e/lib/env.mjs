@@ -1,7 +1,7 @@
 // Shared plumbing for the e2e suites: where the local stack is, its tokens, the admin CLI.
 import { readFileSync, existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const E2E_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -22,12 +22,33 @@ export function localJsonPath() {
   return resolve(stateDir, 'local.json');
 }
 
+/** The Chromium the page tests drive. */
+export const CHROMIUM = process.env.PRICKLE_CHROMIUM || '/usr/bin/chromium';
+
+/** A program a suite needs, for loadStack: Chromium, and the agent CLIs npm installs. */
+export const CHROMIUM_NEED = { path: CHROMIUM, name: 'Chromium', how: 'apt-get install chromium' };
+export const npmNeed = (path, name = basename(path)) => ({ path, name, how: 'npm ci in infra/dev/e2e' });
+
 /**
- * The running local stack, or null (with the reason in `skipReason`) when none is up.
- * In CI a missing stack is a failure, never a skip: callers pass `skipReason` to node:test's
- * `skip` only when !IN_CI.
+ * The running local stack, or null (with the reason in `skipReason`) when none is up; with the stack
+ * up, the first of `needs` (programs the suite runs) that is missing is the reason. In CI neither is
+ * ever a skip: a missing program fails here, a missing stack in skipUnlessStack (callers pass
+ * `skipReason` to node:test's `skip` through it).
  */
-export async function loadStack() {
+export async function loadStack(...needs) {
+  const found = await findStack();
+  if (found.skipReason) return found;
+  for (const { path, name, how } of needs) {
+    if (!existsSync(path)) {
+      const skipReason = `no ${name} at ${path} (${how})`;
+      if (IN_CI) throw new Error(`CI: ${skipReason}`);
+      return { stack: found.stack, skipReason };
+    }
+  }
+  return found;
+}
+
+async function findStack() {
   const path = localJsonPath();
   if (!existsSync(path)) return { stack: null, skipReason: `no local stack: ${path} not found (run infra/dev/e2e/run.sh or \`go run ./infra/dev/local\`)` };
   const local = JSON.parse(readFileSync(path, 'utf8'));

@@ -6,26 +6,20 @@
 // device page. Screenshots: $ARTIFACTS/screenshots/device-*.png.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawn, execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, eventually, E2E_DIR, IN_CI, PROJECT, REPO_ROOT } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, eventually, E2E_DIR, PROJECT, REPO_ROOT, CHROMIUM_NEED, CHROMIUM } from '../lib/env.mjs';
 
-const CHROMIUM = process.env.PRICKLE_CHROMIUM || '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SHOTS = resolve(process.env.ARTIFACTS || resolve(E2E_DIR, 'artifacts'), 'screenshots');
 const AXE = resolve(E2E_DIR, 'node_modules/axe-core/axe.min.js');
 const PHONE = { width: 390, height: 844 };
 
-const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-if (!skipReason && !existsSync(CHROMIUM)) {
-  skipReason = `no Chromium at ${CHROMIUM} (apt-get install chromium)`;
-  if (IN_CI) throw new Error(`CI: ${skipReason}`);
-}
+const { stack, skipReason } = await loadStack(CHROMIUM_NEED);
 
 function runnerBinary(dir) {
   if (process.env.PRICKLE_RUNNER) return process.env.PRICKLE_RUNNER;

@@ -8,7 +8,7 @@
 // Screenshots: $ARTIFACTS/screenshots/oauth-*.png.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createServer } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -16,9 +16,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { auth, discoverAuthorizationServerMetadata, startAuthorization, exchangeAuthorization, refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { connectSdk } from '../lib/sdk.mjs';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, eventually, E2E_DIR, IN_CI, PROJECT } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, eventually, E2E_DIR, PROJECT, CHROMIUM_NEED, CHROMIUM } from '../lib/env.mjs';
 
-const CHROMIUM = process.env.PRICKLE_CHROMIUM || '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SHOTS = resolve(process.env.ARTIFACTS || resolve(E2E_DIR, 'artifacts'), 'screenshots');
@@ -26,12 +25,7 @@ const AXE = resolve(E2E_DIR, 'node_modules/axe-core/axe.min.js');
 const PHONE = { width: 390, height: 844 };
 let CALLBACK; // the connector's callback: a listener on loopback, started before the tests
 
-const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-if (!skipReason && !existsSync(CHROMIUM)) {
-  skipReason = `no Chromium at ${CHROMIUM} (apt-get install chromium)`;
-  if (IN_CI) throw new Error(`CI: ${skipReason}`);
-}
+const { stack, skipReason } = await loadStack(CHROMIUM_NEED);
 
 /** An in-memory OAuthClientProvider, as a web connector keeps it. */
 function memoryProvider() {

@@ -5,27 +5,21 @@
 // budget on the owners page, approves a spend by hand, and downloads the audit trail there. Screenshots: $ARTIFACTS/screenshots/owners-*.png.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, uniq, eventually, admin, E2E_DIR, IN_CI, PROJECT } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, uniq, eventually, admin, E2E_DIR, PROJECT, CHROMIUM_NEED, CHROMIUM } from '../lib/env.mjs';
 import { OutputValidator, textOf } from '../lib/validate.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { parseCSV } from '../lib/csv.mjs';
 
-const CHROMIUM = process.env.PRICKLE_CHROMIUM || '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ARTIFACTS = process.env.ARTIFACTS || resolve(E2E_DIR, 'artifacts');
 const SHOTS = resolve(ARTIFACTS, 'screenshots');
 const ALICE_EMAIL = 'alice@example.com';
 
-const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-if (!skipReason && !existsSync(CHROMIUM)) {
-  skipReason = `no Chromium at ${CHROMIUM} (apt-get install chromium)`;
-  if (IN_CI) throw new Error(`CI: ${skipReason}`);
-}
+const { stack, skipReason } = await loadStack(CHROMIUM_NEED);
 
 describe('owners at ease: grants, budgets and the audit trail end to end', { skip: skipUnlessStack(skipReason) }, () => {
   const base = stack?.url.replace(/\/mcp$/, '');

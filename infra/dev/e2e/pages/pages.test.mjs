@@ -17,11 +17,10 @@ import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, admin, uniq, eventually, E2E_DIR, IN_CI, TOOL_NAMES, PROJECT, localJsonPath } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, admin, uniq, eventually, E2E_DIR, IN_CI, TOOL_NAMES, PROJECT, localJsonPath, CHROMIUM_NEED, CHROMIUM } from '../lib/env.mjs';
 import { modernTool } from '../lib/wire.mjs';
 import { parseCSV } from '../lib/csv.mjs';
 
-const CHROMIUM = process.env.PRICKLE_CHROMIUM || '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SHOTS = resolve(process.env.ARTIFACTS || resolve(E2E_DIR, 'artifacts'), 'screenshots');
@@ -30,12 +29,7 @@ const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 const EMAIL = { alice: 'alice@example.com', bob: 'bob@example.com', carol: 'carol@example.com' };
 
-const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-if (!skipReason && !existsSync(CHROMIUM)) {
-  skipReason = `no Chromium at ${CHROMIUM} (apt-get install chromium)`;
-  if (IN_CI) throw new Error(`CI: ${skipReason}`);
-}
+const { stack, skipReason } = await loadStack(CHROMIUM_NEED);
 
 describe('pages: sign-in, Team Pulse, board, task page, tool reference', { skip: skipUnlessStack(skipReason) }, () => {
   const base = stack?.url.replace(/\/mcp$/, '');

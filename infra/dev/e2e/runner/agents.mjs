@@ -14,11 +14,11 @@
 //     is asked or run (opencode: its plugin throws).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, IN_CI, PROJECT, E2E_DIR } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, PROJECT, E2E_DIR, CHROMIUM_NEED, npmNeed } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startChatModels } from './chatmodels.mjs';
 import { CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, linesOf, keepRunnerLogs, approvalLink, decide, stepEmails } from './harness.mjs';
@@ -53,14 +53,7 @@ export const CLIS = {
     env: (url) => ({ STANDIN_MODEL_URL: url, OPENCODE_DISABLE_MODELS_FETCH: '1' }), args: [] },
 };
 
-const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-for (const [path, what] of [...Object.values(CLIS).map((c) => [c.program, `${c.program} (npm ci in infra/dev/e2e)`]), [CHROMIUM, 'Chromium (apt-get install chromium)']]) {
-  if (!skipReason && !existsSync(path)) {
-    skipReason = `no ${what}`;
-    if (IN_CI) throw new Error(`CI: ${skipReason}`);
-  }
-}
+const { stack, skipReason } = await loadStack(...Object.values(CLIS).map((c) => npmNeed(c.program)), CHROMIUM_NEED);
 
 /**
  * The model of a woken run, from the conversation it is sent: it appends a line to the task's side file

@@ -7,24 +7,17 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, admin, askSignInLink, uniq, eventually, IN_CI, PROJECT, REPO_ROOT, localJsonPath } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, admin, askSignInLink, uniq, eventually, PROJECT, REPO_ROOT, localJsonPath, CHROMIUM_NEED, npmNeed } from '../lib/env.mjs';
 import { startStandIn } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, modelEnv, wokenModel, linesOf } from './harness.mjs';
 
 const PHONE = { width: 390, height: 844 };
 
-const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-for (const [path, what] of [[CLAUDE, 'Claude Code (npm ci in infra/dev/e2e)'], [CHROMIUM, 'Chromium (apt-get install chromium)']]) {
-  if (!skipReason && !existsSync(path)) {
-    skipReason = `no ${what} at ${path}`;
-    if (IN_CI) throw new Error(`CI: ${skipReason}`);
-  }
-}
+const { stack, skipReason } = await loadStack(npmNeed(CLAUDE, 'Claude Code'), CHROMIUM_NEED);
 
 describe('make agents, then the board: a task alice creates wakes alice/writer; she approves its call and accepts its result', { skip: skipUnlessStack(skipReason), timeout: 600_000 }, () => {
   const base = stack?.url.replace(/\/mcp$/, '');

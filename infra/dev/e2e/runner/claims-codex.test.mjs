@@ -18,15 +18,14 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { loadStack, skipUnlessStack, eventually, admin, uniq, IN_CI, PROJECT, E2E_DIR } from '../lib/env.mjs';
+import { join } from 'node:path';
+import { loadStack, skipUnlessStack, eventually, admin, uniq, PROJECT, npmNeed } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startResponses, say, call, inputOf, textOf, callsOf } from './responses.mjs';
 import { userMessages } from './codexmodel.mjs';
-import { RUN_WAIT_MS, runnerBinary, startRunner, keepRunnerLogs } from './harness.mjs';
+import { CODEX, RUN_WAIT_MS, runnerBinary, startRunner, keepRunnerLogs } from './harness.mjs';
 import { workRepo, heldTurns, callTool } from './claimskit.mjs';
 
-const CODEX = resolve(E2E_DIR, 'node_modules', '.bin', 'codex');
 const NS = 'mcp__prickle';
 const WOKE = /Prickle woke you (?:again )?for task (\S+) \((\w+)\)/;
 const REFUSED = 'Prickle: these calls were not made';
@@ -42,12 +41,7 @@ const SHELLED = `src/c-${RUN}.ts`;
 const pick = (a) => a[Math.floor(Math.random() * a.length)];
 const rnd = () => Math.random().toString(36).slice(2, 8);
 
-const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-if (!skipReason && !existsSync(CODEX)) {
-  skipReason = `no Codex at ${CODEX} (npm ci in infra/dev/e2e)`;
-  if (IN_CI) throw new Error(`CI: ${skipReason}`);
-}
+const { stack, skipReason } = await loadStack(npmNeed(CODEX, 'Codex'));
 
 /** A patch as Codex's apply_patch reads it, through exec_command (Codex intercepts it), worded afresh. */
 function patchCall(clone, body) {

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { loadStack, skipUnlessStack, eventually, admin, uniq, IN_CI, PROJECT, E2E_DIR } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, eventually, admin, uniq, PROJECT, E2E_DIR, npmNeed } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startChatModels } from './chatmodels.mjs';
 import { RUN_WAIT_MS, runnerBinary, startRunner, keepRunnerLogs } from './harness.mjs';
@@ -37,12 +37,7 @@ const USER_CONFIG = { $schema: 'https://opencode.ai/config.json', model: 'standi
   provider: { standin: { npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: { baseURL: '{env:STANDIN_MODEL_URL}/v1', apiKey: 'test' },
     models: { 'mock-model': { name: 'Mock model', cost: { input: 3, output: 15 } } } } } };
 
-const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-if (!skipReason && !existsSync(OPENCODE)) {
-  skipReason = `no opencode at ${OPENCODE} (npm ci in infra/dev/e2e)`;
-  if (IN_CI) throw new Error(`CI: ${skipReason}`);
-}
+const { stack, skipReason } = await loadStack(npmNeed(OPENCODE, 'opencode'));
 
 /**
  * opencode's model: accept the task, edit HELD with `edit`, then write SHELLED with `bash`; once that

@@ -18,11 +18,11 @@
 //     while the run goes on, and dave's edit of it is stopped until alice's run released it.
 import { describe, test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, admin, askSignInLink, uniq, eventually, sleep, IN_CI, PROJECT } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, admin, askSignInLink, uniq, eventually, sleep, PROJECT, CHROMIUM_NEED, npmNeed } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startStandIn, resultText } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, modelEnv, promptOf, toolUsesOf, keepRunnerLogs } from './harness.mjs';
@@ -41,14 +41,7 @@ const WARN = `src/warn-${RUN}.ts`;
 const SHELL = `src/shell-${RUN}.ts`;
 const re = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
-const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-for (const [path, what] of [[CLAUDE, 'Claude Code (npm ci in infra/dev/e2e)'], [CHROMIUM, 'Chromium (apt-get install chromium)']]) {
-  if (!skipReason && !existsSync(path)) {
-    skipReason = `no ${what} at ${path}`;
-    if (IN_CI) throw new Error(`CI: ${skipReason}`);
-  }
-}
+const { stack, skipReason } = await loadStack(npmNeed(CLAUDE, 'Claude Code'), CHROMIUM_NEED);
 
 /**
  * The model of a woken run: it reads the task, accepts it, reads the file its title names

@@ -23,24 +23,15 @@ import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, IN_CI, PROJECT, E2E_DIR } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, PROJECT, CHROMIUM_NEED, npmNeed } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startResponses, inputOf, textOf, callsOf } from './responses.mjs';
 import { codexModel, userMessages } from './codexmodel.mjs';
-import { CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, linesOf, keepRunnerLogs, decide as decideIn, signInToEdit } from './harness.mjs';
+import { CODEX, CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, linesOf, keepRunnerLogs, decide as decideIn, signInToEdit } from './harness.mjs';
 
-export const CODEX = resolve(E2E_DIR, 'node_modules', '.bin', 'codex');
-
-const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-for (const [path, what] of [[CODEX, 'Codex (npm ci in infra/dev/e2e)'], [CHROMIUM, 'Chromium (apt-get install chromium)']]) {
-  if (!skipReason && !existsSync(path)) {
-    skipReason = `no ${what} at ${path}`;
-    if (IN_CI) throw new Error(`CI: ${skipReason}`);
-  }
-}
+const { stack, skipReason } = await loadStack(npmNeed(CODEX, 'Codex'), CHROMIUM_NEED);
 
 /**
  * Another MCP server on loopback (streamable HTTP, JSON answers, stateless) with one tool, `append`,

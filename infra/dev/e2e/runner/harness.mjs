@@ -5,12 +5,13 @@ import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { allowSignIn, eventually, E2E_DIR, REPO_ROOT } from '../lib/env.mjs';
-import { toolResultsOf, resultText } from '../claude/standin.mjs';
+import { allowSignIn, eventually, CHROMIUM, E2E_DIR, REPO_ROOT } from '../lib/env.mjs';
+import { CLAUDE } from '../lib/claude.mjs';
+import { resultText } from '../claude/standin.mjs';
 import { routeOf, ranOutcome, notRunOutcome, handOffArgs, acceptArgs } from './relay.mjs';
 
-export const CLAUDE = resolve(E2E_DIR, 'node_modules', '.bin', 'claude');
-export const CHROMIUM = process.env.PRICKLE_CHROMIUM || '/usr/bin/chromium';
+export { CHROMIUM, CLAUDE };
+export const CODEX = resolve(E2E_DIR, 'node_modules', '.bin', 'codex');
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 export const RUN_WAIT_MS = 120_000;

@@ -23,7 +23,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, IN_CI, PROJECT } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, admin, uniq, eventually, sleep, PROJECT, CHROMIUM_NEED, npmNeed } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { parseCSV } from '../lib/csv.mjs';
 import { startStandIn, resultText } from '../claude/standin.mjs';
@@ -32,14 +32,7 @@ import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, runnerBinary, startRunner, claudeProje
 
 const VISIBILITY_S = Number(process.env.PRICKLE_WAKE_VISIBILITY_SECONDS || 120);
 
-const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-for (const [path, what] of [[CLAUDE, 'Claude Code (npm ci in infra/dev/e2e)'], [CHROMIUM, 'Chromium (apt-get install chromium)']]) {
-  if (!skipReason && !existsSync(path)) {
-    skipReason = `no ${what} at ${path}`;
-    if (IN_CI) throw new Error(`CI: ${skipReason}`);
-  }
-}
+const { stack, skipReason } = await loadStack(npmNeed(CLAUDE, 'Claude Code'), CHROMIUM_NEED);
 
 describe('prickle-runner, pull mode: claimed wake-ups, two runners, a runner killed before its ack', { skip: skipUnlessStack(skipReason), timeout: 600_000 }, () => {
   const base = stack?.url.replace(/\/mcp$/, '');

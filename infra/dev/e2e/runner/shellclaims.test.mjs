@@ -18,10 +18,10 @@
 //     update_pulse.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadStack, skipUnlessStack, eventually, sleep, admin, uniq, IN_CI, PROJECT } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, eventually, sleep, admin, uniq, PROJECT, npmNeed } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startChatModels } from './chatmodels.mjs';
 import { CLIS } from './agents.mjs';
@@ -61,14 +61,7 @@ const TEMPLATES = [
 ].map((row) => ({ ...row, cli: CLIS[row.name], file: `src/${row.name}-${RUN}.ts` }));
 TEMPLATES.forEach((row, i) => { row.held = TEMPLATES[(i + TEMPLATES.length - 1) % TEMPLATES.length]; });
 
-const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-for (const { cli } of TEMPLATES) {
-  if (!skipReason && !existsSync(cli.program)) {
-    skipReason = `no ${cli.program} (npm ci in infra/dev/e2e)`;
-    if (IN_CI) throw new Error(`CI: ${skipReason}`);
-  }
-}
+const { stack, skipReason } = await loadStack(...TEMPLATES.map(({ cli }) => npmNeed(cli.program)));
 
 /** A promise and what settles it. */
 const deferred = () => {

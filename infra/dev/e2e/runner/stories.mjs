@@ -7,22 +7,21 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, admin, askSignInLink, uniq, eventually, sleep, IN_CI, PROJECT, E2E_DIR } from '../lib/env.mjs';
+import { loadStack, admin, askSignInLink, uniq, eventually, sleep, PROJECT, CHROMIUM_NEED, npmNeed } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startChatModels } from './chatmodels.mjs';
 import { startResponses } from './responses.mjs';
 import { codexModel } from './codexmodel.mjs';
 import { routeOf, ranOutcome, notRunOutcome, handOffArgs, acceptArgs } from './relay.mjs';
 import { CLIS } from './agents.mjs';
-import { CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, keepRunnerLogs } from './harness.mjs';
+import { CODEX, CHROMIUM, CHROMIUM_ARGS, RUN_WAIT_MS, runnerBinary, startRunner, keepRunnerLogs } from './harness.mjs';
 
 export { CLIS };
 /** The templates every story runs, one case each: agents.mjs's CLIS. */
 export const TEMPLATES = Object.keys(CLIS);
 /** The Codex CLI (codex-run hosts it): the stories its own suite (codex.test.mjs) does not tell run it too. */
-export const CODEX = resolve(E2E_DIR, 'node_modules', '.bin', 'codex');
 /** The shell tool of a template, as Prickle is asked about it. */
 export const shellOf = (name) => (name === 'codex' ? 'exec_command' : CLIS[name].shell);
 
@@ -34,15 +33,7 @@ const pick = (a) => a[Math.floor(Math.random() * a.length)];
 
 /** The skip reason of a story: the stack, the CLIs and Chromium must be there (CI fails instead). */
 export async function storyPrereqs() {
-  const { stack, skipReason: stackSkip } = await loadStack();
-  let skipReason = stackSkip;
-  for (const [path, what] of [...[...Object.values(CLIS).map((c) => c.program), CODEX].map((p) => [p, `${p} (npm ci in infra/dev/e2e)`]), [CHROMIUM, 'Chromium (apt-get install chromium)']]) {
-    if (!skipReason && !existsSync(path)) {
-      skipReason = `no ${what}`;
-      if (IN_CI) throw new Error(`CI: ${skipReason}`);
-    }
-  }
-  return { stack, skipReason };
+  return loadStack(...[...Object.values(CLIS).map((c) => c.program), CODEX].map((p) => npmNeed(p)), CHROMIUM_NEED);
 }
 
 /**

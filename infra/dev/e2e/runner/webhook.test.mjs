@@ -20,20 +20,13 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, admin, uniq, eventually, IN_CI, PROJECT } from '../lib/env.mjs';
+import { loadStack, skipUnlessStack, admin, uniq, eventually, PROJECT, CHROMIUM_NEED, npmNeed } from '../lib/env.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 import { startStandIn, resultText } from '../claude/standin.mjs';
 import { CLAUDE, CHROMIUM, CHROMIUM_ARGS, freePort, runnerBinary, startRunner, claudeProject, modelEnv, wokenModel,
   bashResults, requestWithResult, toolUsesOf, stepEmails, linesOf, approvalLink, decide, pendingStep } from './harness.mjs';
 
-const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-for (const [path, what] of [[CLAUDE, 'Claude Code (npm ci in infra/dev/e2e)'], [CHROMIUM, 'Chromium (apt-get install chromium)']]) {
-  if (!skipReason && !existsSync(path)) {
-    skipReason = `no ${what} at ${path}`;
-    if (IN_CI) throw new Error(`CI: ${skipReason}`);
-  }
-}
+const { stack, skipReason } = await loadStack(npmNeed(CLAUDE, 'Claude Code'), CHROMIUM_NEED);
 
 describe('prickle-runner, webhook mode: wake-ups start Claude Code, the owner decides, the run resumes', { skip: skipUnlessStack(skipReason) }, () => {
   const base = stack?.url.replace(/\/mcp$/, '');

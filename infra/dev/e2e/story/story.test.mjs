@@ -7,15 +7,14 @@
 // click on the approval page. Screenshots: $ARTIFACTS/screenshots/story-*.png.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { chromium } from 'playwright-core';
-import { loadStack, skipUnlessStack, uniq, eventually, E2E_DIR, IN_CI, PROJECT } from '../lib/env.mjs';
-import { OutputValidator, checkRefused, checkRunToolList, textOf } from '../lib/validate.mjs';
+import { loadStack, skipUnlessStack, uniq, eventually, E2E_DIR, PROJECT, CHROMIUM_NEED, CHROMIUM } from '../lib/env.mjs';
+import { OutputValidator, checkRefused, checkRunToolList } from '../lib/validate.mjs';
 import { connectSdk } from '../lib/sdk.mjs';
 
-const CHROMIUM = process.env.PRICKLE_CHROMIUM || '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SHOTS = resolve(process.env.ARTIFACTS || resolve(E2E_DIR, 'artifacts'), 'screenshots');
@@ -24,12 +23,7 @@ const ALICE_EMAIL = 'alice@example.com';
 const ALICE_SLACK = '#alice-agents';
 const STAMP = String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z`;
 
-const { stack, skipReason: stackSkip } = await loadStack();
-let skipReason = stackSkip;
-if (!skipReason && !existsSync(CHROMIUM)) {
-  skipReason = `no Chromium at ${CHROMIUM} (apt-get install chromium)`;
-  if (IN_CI) throw new Error(`CI: ${skipReason}`);
-}
+const { stack, skipReason } = await loadStack(CHROMIUM_NEED);
 
 describe('owners decide: the story end to end', { skip: skipUnlessStack(skipReason) }, () => {
   const base = stack?.url.replace(/\/mcp$/, '');

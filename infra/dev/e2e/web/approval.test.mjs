@@ -11,9 +11,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
-import { E2E_DIR, REPO_ROOT, IN_CI } from '../lib/env.mjs';
+import { E2E_DIR, REPO_ROOT, IN_CI, CHROMIUM } from '../lib/env.mjs';
 
-const CHROMIUM = process.env.PRICKLE_CHROMIUM || '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SHOTS = resolve(process.env.ARTIFACTS || resolve(E2E_DIR, 'artifacts'), 'screenshots');
