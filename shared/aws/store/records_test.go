@@ -172,23 +172,9 @@ func TestRecordsReadBackWhatTheyStore(t *testing.T) {
 		t.Errorf("pulse read back: %+v, %v; want %+v", got, err, p)
 	}
 	consent := oauthstate.Connection{ID: "g1", Owner: "alice", Agent: "alice/writer", Client: "c1", ClientName: "Claude", CreatedAt: sampleAt.UTC(), Revoked: true}
-	item, err = marshalItem(newOAuthGrantRecord(consent))
-	var cr oauthGrantRecord
-	if err == nil {
-		err = unmarshalItem(item, &cr)
-	}
-	if err != nil || !reflect.DeepEqual(cr.grant(), consent) {
-		t.Errorf("consent read back: %+v, %v; want %+v", cr.grant(), err, consent)
-	}
+	readBack(t, "consent", newOAuthGrantRecord(consent), oauthGrantRecord.grant, consent)
 	joined := oauthstate.JoinedRunner{ID: "r1", Owner: "alice", Agent: "alice/writer", Name: "laptop", TokenHash: "h", CreatedAt: sampleAt.UTC()}
-	item, err = marshalItem(newJoinedRunnerRecord(joined))
-	var jr joinedRunnerRecord
-	if err == nil {
-		err = unmarshalItem(item, &jr)
-	}
-	if err != nil || !reflect.DeepEqual(jr.runner(), joined) {
-		t.Errorf("joined runner read back: %+v, %v; want %+v", jr.runner(), err, joined)
-	}
+	readBack(t, "joined runner", newJoinedRunnerRecord(joined), joinedRunnerRecord.runner, joined)
 	e := task.Event{Seq: 4, At: sampleAt.UTC(), By: "alice/writer", Action: "save_checkpoint", From: &from, To: task.Working, Note: strp("half")}
 	item, err = marshalItem(newEventRecord("tsk_1", newLineRecord(4, "m1", e)))
 	if err != nil {
@@ -200,6 +186,20 @@ func TestRecordsReadBackWhatTheyStore(t *testing.T) {
 	}
 	if got := r.event(); !reflect.DeepEqual(got, e) || r.Move != "m1" || r.Seq != 4 {
 		t.Errorf("line read back: %+v (move %q, seq %d), want %+v", got, r.Move, r.Seq, e)
+	}
+}
+
+// readBack stores record as an item, reads the item back as an R and checks
+// that read gives want.
+func readBack[R, V any](t *testing.T, what string, record R, read func(R) V, want V) {
+	t.Helper()
+	item, err := marshalItem(record)
+	var r R
+	if err == nil {
+		err = unmarshalItem(item, &r)
+	}
+	if got := read(r); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("%s read back: %+v, %v; want %+v", what, got, err, want)
 	}
 }
 
